@@ -1,0 +1,36 @@
+"""Where the packaged grammar, episode schema and shipped rules live.
+
+In a wheel they sit under `litmus_rules/_data/` (hatch force-include); in a source checkout they are
+the top-level `grammar/` and `rules/` folders beside the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from litmus_rules.errors import LitmusConfigError
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _first_existing(*candidates: Path) -> Path:
+    for path in candidates:
+        if path.exists():
+            return path
+    raise LitmusConfigError(
+        "packaged resource not found; looked in " + ", ".join(f"`{c}`" for c in candidates)
+    )
+
+
+def grammar_path() -> Path:
+    return _first_existing(
+        _PACKAGE / "_data" / "grammar" / "litmus.lark", _PACKAGE.parent / "grammar" / "litmus.lark"
+    )
+
+
+def default_rules_dir() -> Path:
+    return _first_existing(_PACKAGE / "_data" / "rules", _PACKAGE.parent / "rules")
+
+
+def episode_schema_path() -> Path:
+    return _first_existing(_PACKAGE / "schemas" / "episode.schema.json")

@@ -1,0 +1,245 @@
+"""The rule language's abstract syntax: frozen attrs nodes, each with a span into its source.
+
+Spans are excluded from equality so that a pretty-printed and re-parsed ruleset compares equal to the
+original. The AST imports nothing but `source` and attrs; lark stays inside `syntax/`.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from litmus_rules.source import Span
+
+_span = attrs.field(eq=False, repr=False)
+
+
+# ---- expressions -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Literal:
+    value: str | int | float | bool | None
+    span: Span = _span
+
+
+@attrs.frozen
+class ListExpr:
+    items: tuple[Expr, ...]
+    span: Span = _span
+
+
+@attrs.frozen
+class Name:
+    """A bare name: a quantifier variable, a let, a param or a fact root, resolved by the checker."""
+
+    name: str
+    span: Span = _span
+
+
+@attrs.frozen
+class Field:
+    obj: Expr
+    name: str
+    span: Span = _span
+
+
+@attrs.frozen
+class Index:
+    obj: Expr
+    index: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Call:
+    func: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Expr], ...]
+    span: Span = _span
+
+
+@attrs.frozen
+class Not:
+    operand: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class BoolOp:
+    op: str  # "and" | "or"
+    operands: tuple[Expr, ...]
+    span: Span = _span
+
+
+@attrs.frozen
+class Compare:
+    op: str  # == != < <= > >= in "not in"
+    left: Expr
+    right: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Arith:
+    op: str  # + -
+    left: Expr
+    right: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Neg:
+    operand: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Binding:
+    name: str
+    collection: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Quantifier:
+    kind: str  # "any" | "all" | "count"
+    bindings: tuple[Binding, ...]
+    body: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Comprehension:
+    element: Expr
+    name: str
+    collection: Expr
+    condition: Expr | None
+    span: Span = _span
+
+
+Expr = Union[
+    Literal, ListExpr, Name, Field, Index, Call, Not, BoolOp, Compare, Arith, Neg, Quantifier, Comprehension
+]
+
+
+# ---- messages --------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Placeholder:
+    """`{s.value!r}` inside a message: a path expression and whether to render it as a repr."""
+
+    expr: Expr
+    repr: bool
+    span: Span = _span
+
+
+@attrs.frozen
+class Message:
+    parts: tuple[str | Placeholder, ...]
+    span: Span = _span
+
+
+# ---- declarations ----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Param:
+    name: str
+    type_name: str | None
+    default: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Let:
+    name: str
+    expr: Expr
+    span: Span = _span
+
+
+@attrs.frozen
+class Rule:
+    name: str
+    doc: str | None
+    cite: str | None
+    tags: tuple[str, ...]
+    mode: str  # "when" | "unless"
+    condition: Expr
+    message: Message | None
+    span: Span = _span
+
+
+@attrs.frozen
+class Cell:
+    label: str
+    condition: Expr | None  # None for the closing `otherwise` cell
+    span: Span = _span
+
+
+@attrs.frozen
+class Classify:
+    name: str
+    doc: str | None
+    cells: tuple[Cell, ...]  # the last one is `otherwise`
+    span: Span = _span
+
+
+Decl = Union[Param, Let, Rule, Classify]
+
+
+@attrs.frozen
+class Comment:
+    text: str
+    span: Span = _span
+
+
+@attrs.frozen
+class RuleSet:
+    name: str
+    version: str
+    items: tuple[Decl, ...]  # in source order
+    span: Span = _span
+    comments: tuple[Comment, ...] = attrs.field(default=(), eq=False, repr=False)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return tuple(i for i in self.items if isinstance(i, Param))
+
+    @property
+    def lets(self) -> tuple[Let, ...]:
+        return tuple(i for i in self.items if isinstance(i, Let))
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(i for i in self.items if isinstance(i, Rule))
+
+    @property
+    def classifiers(self) -> tuple[Classify, ...]:
+        return tuple(i for i in self.items if isinstance(i, Classify))
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """Direct sub-expressions, in source order (for walkers: checker, tracer, printer)."""
+    if isinstance(expr, ListExpr):
+        return expr.items
+    if isinstance(expr, (Field,)):
+        return (expr.obj,)
+    if isinstance(expr, Index):
+        return (expr.obj, expr.index)
+    if isinstance(expr, Call):
+        return expr.args + tuple(v for _, v in expr.kwargs)
+    if isinstance(expr, (Not, Neg)):
+        return (expr.operand,)
+    if isinstance(expr, BoolOp):
+        return expr.operands
+    if isinstance(expr, (Compare, Arith)):
+        return (expr.left, expr.right)
+    if isinstance(expr, Quantifier):
+        return tuple(b.collection for b in expr.bindings) + (expr.body,)
+    if isinstance(expr, Comprehension):
+        rest = (expr.condition,) if expr.condition is not None else ()
+        return (expr.collection, expr.element) + rest
+    return ()

@@ -1,0 +1,432 @@
+"""The facade: load rule files (parse -> check -> compile) once, evaluate episodes many times.
+
+`load_rules` returns a `RuleSet`; `RuleSet.evaluate` returns a `Verdict`. A RuleSet is immutable
+after loading and safe to share across threads: all per-episode state lives in an `Env`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import attrs
+
+from litmus_rules import ast
+from litmus_rules._resources import default_rules_dir
+from litmus_rules.check import PARAM_TYPES, Checker
+from litmus_rules.errors import Diagnostic, LitmusConfigError, RuleCheckError
+from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
+from litmus_rules.facts import FactSchema
+from litmus_rules.syntax import parse
+from litmus_rules.trace import RuleTrace, TraceBuilder
+from litmus_rules.values import UNKNOWN, EvalFailure, short_repr
+from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
+
+RULE_SUFFIX = ".litmus"
+EXPLAIN_MODES = ("fails", "full")
+
+
+@attrs.frozen
+class _Compiled:
+    """One condition (a rule, or a classification cell) in both its compiled forms."""
+
+    node: ast.Rule | ast.Cell
+    fast: Fn
+    recording: Fn
+    message: tuple[str | tuple[Fn, bool], ...] = ()
+
+
+def _rule_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise LitmusConfigError(f"rules path `{path}` does not exist")
+    files = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if "tests" not in p.relative_to(path).parts)
+    if not files:
+        raise LitmusConfigError(f"no `*{RULE_SUFFIX}` files under `{path}`")
+    return files
+
+
+def _display_name(file: Path, base: Path) -> str:
+    """Rule locations read `rules/validity.litmus:14`: relative to the rules folder's parent."""
+    try:
+        return str(file.relative_to(base.parent if base.is_dir() else base.parent))
+    except ValueError:
+        return str(file)
+
+
+def _coerce_param(decl: ast.Param, value: Any) -> Any:
+    declared = decl.type_name or _literal_kind(decl.default)
+    if isinstance(value, str) and declared != "string":
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise LitmusConfigError(f"param `{decl.name}` expects a {declared}, got `{value}`") from None
+    ok = {
+        "string": isinstance(value, str),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "list": isinstance(value, list),
+    }.get(declared, True)
+    if not ok:
+        raise LitmusConfigError(f"param `{decl.name}` expects a {declared}, got {short_repr(value)}")
+    return value
+
+
+def _literal_kind(e: ast.Expr) -> str:
+    if isinstance(e, ast.Literal):
+        v = e.value
+        if isinstance(v, bool):
+            return "bool"
+        if isinstance(v, (int, float)):
+            return "number"
+        if isinstance(v, str):
+            return "string"
+        return "any"
+    if isinstance(e, ast.Neg):
+        return "number"
+    if isinstance(e, ast.ListExpr):
+        return "list"
+    return "any"
+
+
+def _constant(e: ast.Expr) -> Any:
+    if isinstance(e, ast.Literal):
+        return e.value
+    if isinstance(e, ast.Neg):
+        return -_constant(e.operand)
+    if isinstance(e, ast.ListExpr):
+        return [_constant(x) for x in e.items]
+    raise AssertionError("params are checked to be constants")
+
+
+def _merge(rulesets: Sequence[ast.RuleSet]) -> tuple[ast.RuleSet, list[Diagnostic]]:
+    """Several files of one ruleset share one namespace; their headers must agree."""
+    first = rulesets[0]
+    diags = []
+    for other in rulesets[1:]:
+        if (other.name, other.version) != (first.name, first.version):
+            diags.append(
+                Diagnostic(
+                    "L215",
+                    "error",
+                    f"ruleset `{other.name}` version `{other.version}` does not match "
+                    f"`{first.name}` version `{first.version}` of the other files",
+                    other.span,
+                )
+            )
+    items = tuple(i for rs in rulesets for i in rs.items)
+    comments = tuple(c for rs in rulesets for c in rs.comments)
+    return ast.RuleSet(first.name, first.version, items, span=first.span, comments=comments), diags
+
+
+class RuleSet:
+    """A loaded, checked and compiled ruleset. Build it with `load_rules` or `load_rules_text`."""
+
+    def __init__(
+        self,
+        tree: ast.RuleSet,
+        digest: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        facts: FactSchema | None = None,
+        extra_diagnostics: Sequence[Diagnostic] = (),
+    ) -> None:
+        diagnostics = sorted(
+            [*extra_diagnostics, *Checker(tree, facts or FactSchema()).run()], key=Diagnostic.sort_key
+        )
+        if any(d.severity == "error" for d in diagnostics):
+            raise RuleCheckError(diagnostics)
+        self.ast = tree
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self.info = RulesetInfo(tree.name, tree.version, digest)
+        self.budget = budget
+        self.params = self._bind_params(params or {})
+        self._lets = {let.name: let for let in tree.lets}
+        self._fast_compiler, self._rec_compiler = self._compile_lets()
+        self._rules = [self._compile(r, r.condition, r.message) for r in tree.rules]
+        self._classifiers = [
+            (c, [self._compile(cell, cell.condition, None) for cell in c.cells if cell.condition is not None], c.cells[-1])
+            for c in tree.classifiers
+        ]
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def version(self) -> str:
+        return self.info.version
+
+    @property
+    def rule_names(self) -> list[str]:
+        return [r.name for r in self.ast.rules]
+
+    # ---- building -----------------------------------------------------------------------------------
+
+    def _bind_params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        decls = {p.name: p for p in self.ast.params}
+        for name in overrides:
+            if name not in decls:
+                import difflib
+
+                guess = difflib.get_close_matches(name, list(decls), n=1)
+                hint = f"; did you mean `{guess[0]}`?" if guess else f"; params: {', '.join(decls) or 'none'}"
+                raise LitmusConfigError(f"unknown param `{name}`{hint}")
+        values = {}
+        for name, decl in decls.items():
+            values[name] = _coerce_param(decl, overrides[name]) if name in overrides else _constant(decl.default)
+        return values
+
+    def _compile_lets(self) -> tuple[Compiler, Compiler]:
+        index = {name: i for i, name in enumerate(self._lets)}
+        compilers = (Compiler(self.params, index, recording=False), Compiler(self.params, index, recording=True))
+        for compiler in compilers:
+            # let_fns is filled after every let is compiled: lets may refer to each other in any order
+            fns = [compiler.compile(let.expr, {}) for let in self._lets.values()]
+            compiler.let_fns.extend(fns)
+        return compilers
+
+    def _compile(self, node: ast.Rule | ast.Cell, condition: ast.Expr | None, message: ast.Message | None) -> _Compiled:
+        assert condition is not None
+        fast = self._fast_compiler.compile(condition, {})
+        recording = self._rec_compiler.compile(condition, {})
+        parts: list[str | tuple[Fn, bool]] = []
+        if message is not None:
+            scope = _binding_slots(condition, self._rec_compiler)
+            for part in message.parts:
+                if isinstance(part, str):
+                    parts.append(part)
+                else:
+                    parts.append((self._rec_compiler.compile(part.expr, scope), part.repr))
+        return _Compiled(node, fast, recording, tuple(parts))
+
+    # ---- evaluation ---------------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        episode: Mapping[str, Any],
+        *,
+        batch: Mapping[str, Any] | None = None,
+        explain: str = "fails",
+        validate: bool = True,
+        source: str | None = None,
+    ) -> Verdict:
+        """Decide one episode. Never raises for bad input: that is an ERROR verdict."""
+        if explain not in EXPLAIN_MODES:
+            raise LitmusConfigError(f"explain must be one of {', '.join(EXPLAIN_MODES)}, not `{explain}`")
+        episode_id = episode.get("id") if isinstance(episode, Mapping) else None
+        if validate:
+            from litmus_rules.load import validate_episode
+
+            problem = validate_episode(episode, source=source or "<episode>")
+            if problem is not None:
+                return Verdict(
+                    id=episode_id if isinstance(episode_id, str) else None,
+                    verdict=ERROR,
+                    reasons=(Reason("input", str(problem), "invalid_input"),),
+                    ruleset=self.info,
+                    source=source,
+                )
+        batch = batch if batch is not None else {"canary_owners": canary_owners([episode])}
+        fast = Env(episode, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
+        reasons: list[Reason] = []
+        passed: list[RuleTrace] = []
+        for compiled in self._rules:
+            rule = compiled.node
+            assert isinstance(rule, ast.Rule)
+            try:
+                value = truth(compiled.fast(fast), rule.condition)
+                failure = None
+            except EvalFailure as exc:
+                value, failure = UNKNOWN, exc.message
+            deciding = rule.mode == "when"
+            if value is (not deciding) and failure is None:
+                if explain == "full":
+                    passed.append(self._trace(compiled, fast, "passed")[0])
+                continue
+            outcome = "error" if failure else ("violated" if value is deciding else "insufficient evidence")
+            reasons.append(self._reason(compiled, fast, outcome, failure))
+        classification: str | None = None
+        classifications: dict[str, str | None] = {}
+        class_traces: list[RuleTrace] = []
+        if not reasons:
+            for classifier, cells, otherwise in self._classifiers:
+                label, traces = self._classify(classifier, cells, otherwise, fast)
+                classifications[classifier.name] = label
+                class_traces.extend(traces)
+            if self._classifiers:
+                classification = classifications[self._classifiers[0][0].name]
+        return Verdict(
+            id=episode_id if isinstance(episode_id, str) else None,
+            verdict=REJECTED if reasons else SCORED,
+            reasons=tuple(reasons),
+            classification=classification,
+            classifications=classifications,
+            classification_traces=tuple(class_traces),
+            passed=tuple(passed),
+            ruleset=self.info,
+            source=source,
+        )
+
+    def evaluate_batch(
+        self, episodes: Iterable[Mapping[str, Any]], *, explain: str = "fails", validate: bool = True
+    ) -> list[Verdict]:
+        """Decide a batch: canaries shared between its episodes are seen (both are rejected)."""
+        episodes = list(episodes)
+        batch = {"canary_owners": canary_owners(episodes)}
+        return [self.evaluate(e, batch=batch, explain=explain, validate=validate) for e in episodes]
+
+    def _recording_env(self, fast: Env) -> Env:
+        env = Env(fast.facts, fast.batch, self._rec_compiler.nslots, len(self._lets), self.budget)
+        env.derived = fast.derived  # derived facts are pure: share them, recompute nothing
+        env.rec = {}
+        return env
+
+    def _trace(self, compiled: _Compiled, fast: Env, outcome: str) -> tuple[RuleTrace, Env, str | None]:
+        env = self._recording_env(fast)
+        failure = None
+        try:
+            compiled.recording(env)
+        except EvalFailure as exc:
+            failure = exc.message
+        node = compiled.node
+        condition = node.condition
+        assert condition is not None and env.rec is not None
+        root = TraceBuilder(env.rec, self._lets).build(condition)
+        if isinstance(node, ast.Rule):
+            name, clause = node.name, f"reject {node.mode}"
+        else:
+            name, clause = node.label, f'"{node.label}" when'
+        return RuleTrace(name, clause, outcome, node.span, root), env, failure
+
+    def _reason(self, compiled: _Compiled, fast: Env, outcome: str, failure: str | None) -> Reason:
+        rule = compiled.node
+        assert isinstance(rule, ast.Rule)
+        trace, env, replay_failure = self._trace(compiled, fast, outcome)
+        location = rule.span.short_location()
+        missing: tuple[str, ...] = ()
+        if outcome == "violated":
+            message = self._message(compiled, env) if compiled.message else f"rule `{rule.name}` rejects this episode"
+            kind = "violation"
+        elif outcome == "error":
+            message = f"could not evaluate: {failure or replay_failure}"
+            kind = "evaluation_error"
+        else:
+            missing = tuple(trace.root.missing_paths()) if trace.root else ()
+            what = ", ".join(f"`{m}`" for m in missing) if missing else "a value the condition needs"
+            message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
+            kind = "insufficient_evidence"
+        return Reason(rule.name, message, kind, location, missing, trace)
+
+    def _message(self, compiled: _Compiled, env: Env) -> str:
+        out = []
+        for part in compiled.message:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            fn, as_repr = part
+            try:
+                value = fn(env)
+            except EvalFailure:
+                value = UNKNOWN
+            if value is UNBOUND:
+                out.append("?")
+            elif isinstance(value, str) and not as_repr:
+                out.append(value)
+            else:
+                out.append(short_repr(value, 200))
+        return "".join(out)
+
+    def _classify(
+        self, classifier: ast.Classify, cells: list[_Compiled], otherwise: ast.Cell, fast: Env
+    ) -> tuple[str | None, list[RuleTrace]]:
+        traces: list[RuleTrace] = []
+        for compiled in cells:
+            cell = compiled.node
+            assert isinstance(cell, ast.Cell) and cell.condition is not None
+            try:
+                value = truth(compiled.fast(fast), cell.condition)
+            except EvalFailure:
+                value = UNKNOWN
+            if value is False:
+                traces.append(self._trace(compiled, fast, "not matched")[0])
+                continue
+            if value is True:
+                traces.append(self._trace(compiled, fast, "matched")[0])
+                return cell.label, traces
+            traces.append(self._trace(compiled, fast, "undecided")[0])  # fail closed: no label
+            return None, traces
+        traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span, None))
+        return otherwise.label, traces
+
+
+def _binding_slots(condition: ast.Expr, compiler: Compiler) -> dict[str, int]:
+    """Message placeholders see the quantifier variables of the condition, at their recorded slots."""
+    slots: dict[str, int] = {}
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Quantifier):
+            for b in node.bindings:
+                slots[b.name] = compiler.binding_slots[id(b)]
+        stack.extend(ast.children(node))
+    return slots
+
+
+def canary_owners(episodes: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Canary value -> ids of the episodes that plant it (the batch fact behind `shared_canaries`)."""
+    owners: dict[str, list[str]] = {}
+    for episode in episodes:
+        if not isinstance(episode, Mapping):
+            continue
+        ident = episode.get("id")
+        for canary in episode.get("canaries") or ():
+            value = canary.get("value") if isinstance(canary, Mapping) else None
+            if isinstance(value, str) and isinstance(ident, str):
+                ids = owners.setdefault(value, [])
+                if ident not in ids:
+                    ids.append(ident)
+    return owners
+
+
+def _hash(files: Sequence[tuple[str, str]]) -> str:
+    h = hashlib.sha256()
+    for name, text in sorted(files):
+        h.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def load_rules_text(
+    text: str, name: str = "<rules>", params: Mapping[str, Any] | None = None, *, budget: int = DEFAULT_BUDGET
+) -> RuleSet:
+    """Load a ruleset from one string (tests, embedding)."""
+    return RuleSet(parse(text, name), _hash([(name, text)]), params, budget=budget)
+
+
+def load_rules(
+    path: str | Path | None = None, params: Mapping[str, Any] | None = None, *, budget: int = DEFAULT_BUDGET
+) -> RuleSet:
+    """Load every `*.litmus` file under `path` (a file or folder; None: the shipped rules) as one ruleset.
+
+    Raises LitmusSyntaxError or RuleCheckError (with every diagnostic) when the rules are wrong, and
+    LitmusConfigError for a bad path or param.
+    """
+    base = Path(path) if path is not None else default_rules_dir()
+    files = _rule_files(base)
+    sources = []
+    for file in files:
+        try:
+            sources.append((_display_name(file, base), file.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LitmusConfigError(f"cannot read rule file `{file}`: {exc}") from None
+    parsed = [parse(text, name) for name, text in sources]
+    merged, diags = _merge(parsed)
+    return RuleSet(merged, _hash(sources), params, budget=budget, extra_diagnostics=diags)
+
+
+__all__ = ["RuleSet", "load_rules", "load_rules_text", "canary_owners", "PARAM_TYPES"]

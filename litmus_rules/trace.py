@@ -1,0 +1,187 @@
+"""Explanation traces as data: which rule and clause decided, and every sub-expression's value.
+
+A trace is built after the fact from the rule's AST and the values the recording evaluator stored,
+so the fast path pays nothing for it. Renderers (text, JSON) live in `render.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import attrs
+
+from litmus_rules import ast
+from litmus_rules.source import Span
+from litmus_rules.values import UNKNOWN, to_json
+
+
+@attrs.frozen
+class TraceNode:
+    text: str  # the expression as written
+    span: Span = attrs.field(repr=False, eq=False)
+    evaluated: bool
+    value: Any  # the runtime value (UNKNOWN for missing evidence); meaningless when not evaluated
+    error: str | None = None
+    reads: str | None = None  # the concrete fact path this node read, e.g. `detector.signals[0].value`
+    missing: str | None = None  # the fact path found missing here
+    binding: Mapping[str, str] | None = None  # quantifier witness: variable -> concrete path
+    let: str | None = None  # this node names a let; its definition is the only child
+    children: tuple[TraceNode, ...] = ()
+
+    @property
+    def location(self) -> str:
+        return self.span.short_location()
+
+    def missing_paths(self) -> list[str]:
+        out: list[str] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if node.evaluated and node.missing and node.missing not in out:
+                out.append(node.missing)
+            stack.extend(reversed(node.children))
+        return out
+
+    def errors(self) -> list[str]:
+        out: list[str] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if node.error and node.error not in out:
+                out.append(node.error)
+            stack.extend(reversed(node.children))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "expr": self.text,
+            "location": f"{self.span.source.name}:{self.span.line}:{self.span.column}",
+            "evaluated": self.evaluated,
+        }
+        if self.evaluated:
+            d["value"] = to_json(self.value)
+        for key in ("error", "reads", "missing", "let"):
+            if getattr(self, key):
+                d[key] = getattr(self, key)
+        if self.binding:
+            d["binding"] = dict(self.binding)
+        if self.children:
+            d["children"] = [c.to_json() for c in self.children]
+        return d
+
+
+@attrs.frozen
+class RuleTrace:
+    """The trace of one decision: a reject rule, or a classification cell."""
+
+    rule: str  # rule name, or `classifier.label` for a cell
+    clause: str  # `reject when`, `reject unless`, `"executed" when`, `otherwise`
+    outcome: str  # `violated`, `insufficient evidence`, `error`, `passed`, `matched`, `not matched`, `undecided`
+    span: Span = attrs.field(repr=False, eq=False)
+    root: TraceNode | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "clause": self.clause,
+            "outcome": self.outcome,
+            "location": f"{self.span.source.name}:{self.span.line}",
+            "condition": self.root.to_json() if self.root is not None else None,
+        }
+
+
+class TraceBuilder:
+    """AST + recorded values -> TraceNode tree, with concrete fact paths for quantifier variables."""
+
+    def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], scope_vars: frozenset[str] = frozenset()):
+        self.rec = rec
+        self.lets = lets
+        self._expanded: set[str] = set()
+        self.scope_vars = scope_vars
+
+    def build(self, e: ast.Expr, paths: Mapping[str, str] | None = None) -> TraceNode:
+        return self._node(e, dict(paths or {}))
+
+    def _concrete(self, e: ast.Expr, paths: Mapping[str, str]) -> str | None:
+        keys: list[str] = []
+        node = e
+        while isinstance(node, (ast.Field, ast.Index)):
+            if isinstance(node, ast.Field):
+                keys.append("." + node.name)
+            else:
+                idx = node.index
+                if not isinstance(idx, ast.Literal):
+                    return None
+                keys.append(f"[{idx.value!r}]" if isinstance(idx.value, str) else f"[{idx.value}]")
+            node = node.obj
+        if not isinstance(node, ast.Name):
+            return None
+        root = paths.get(node.name, node.name)
+        return root + "".join(reversed(keys))
+
+    def _node(self, e: ast.Expr, paths: dict[str, str]) -> TraceNode:
+        key = id(e)
+        evaluated = key in self.rec
+        value = self.rec.get(key, UNKNOWN)
+        error = self.rec.get(("error", key))
+        children: list[TraceNode] = []
+        binding: dict[str, str] | None = None
+        reads = missing = let = None
+
+        if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
+            reads = self._concrete(e, paths)
+            gap = self.rec.get(("missing", key))
+            root = e
+            keys = []
+            while isinstance(root, ast.Field):
+                keys.append(root.name)
+                root = root.obj
+            keys.reverse()
+            assert isinstance(root, ast.Name)
+            if root.name in self.lets and root.name not in paths:
+                let = root.name
+                if root.name not in self._expanded:  # show each let's definition once per trace
+                    self._expanded.add(root.name)
+                    children.append(self._node(self.lets[root.name].expr, {}))
+            if gap is not None and root.name not in self.lets:
+                missing = reads  # the whole path the rule needed, not just its first absent key
+            elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets:
+                missing = paths.get(e.name, e.name)
+        elif isinstance(e, ast.Quantifier):
+            binding = {}
+            inner = dict(paths)
+            for b in e.bindings:
+                children.append(self._node(b.collection, inner))
+                coll = self._concrete(b.collection, inner) or b.collection.span.text
+                i = self.rec.get(("bind", id(b)))
+                inner[b.name] = f"{coll}[{i}]" if i is not None else f"{coll}[?]"
+                if i is not None:
+                    binding[b.name] = inner[b.name]
+            children.append(self._node(e.body, inner))
+        elif isinstance(e, ast.Comprehension):
+            children.append(self._node(e.collection, paths))
+            coll = self._concrete(e.collection, paths) or e.collection.span.text
+            inner = {**paths, e.name: f"{coll}[*]"}
+            children.append(self._node(e.element, inner))
+            if e.condition is not None:
+                children.append(self._node(e.condition, inner))
+        else:
+            children.extend(self._node(c, paths) for c in ast.children(e))
+        return TraceNode(
+            text=e.span.text,
+            span=e.span,
+            evaluated=evaluated,
+            value=value,
+            error=error,
+            reads=reads,
+            missing=missing,
+            binding=binding or None,
+            let=let,
+            children=tuple(children),
+        )
+
+
+def _is_path(e: ast.Expr) -> bool:
+    while isinstance(e, ast.Field):
+        e = e.obj
+    return isinstance(e, ast.Name)

@@ -1,0 +1,101 @@
+"""Runtime values beyond plain JSON: the *unknown* of three-valued logic, and evaluation failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _Unknown:
+    """A fact that is missing, or a value that cannot be established. Not false, not null."""
+
+    __slots__ = ()
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "unknown"
+
+    def __bool__(self) -> bool:
+        raise TypeError("unknown has no truth value; use Kleene operators")
+
+    def __reduce__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+class EvalFailure(Exception):
+    """Raised inside compiled code when a rule cannot be evaluated (type mismatch, budget, built-in).
+
+    Caught at the rule boundary and turned into a fail-closed reject; never escapes the package.
+    """
+
+    def __init__(self, message: str, node: object | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node = node
+
+
+class BudgetExceeded(EvalFailure):
+    """The per-evaluation cost budget ran out."""
+
+
+def type_name(value: Any) -> str:
+    if value is UNKNOWN:
+        return "unknown"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-able copy of a runtime value (unknown becomes the marker object `{"unknown": true}`)."""
+    if value is UNKNOWN:
+        return {"unknown": True}
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """How traces and messages show a value: JSON-like, truncated."""
+    if value is UNKNOWN:
+        return "unknown"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        text = repr(value)
+    elif isinstance(value, (list, tuple)):
+        inner = ", ".join(short_repr(v, limit) for v in value[:5])
+        text = f"[{inner}{', ...' if len(value) > 5 else ''}]" + (f" ({len(value)} items)" if len(value) > 5 else "")
+    elif isinstance(value, dict):
+        inner = ", ".join(f"{k}: {short_repr(v, 30)}" for k, v in list(value.items())[:4])
+        text = "{" + inner + (", ..." if len(value) > 4 else "") + "}"
+    else:
+        text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
