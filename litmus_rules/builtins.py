@@ -181,3 +181,149 @@ def bind_arguments(
         else:
             out.append(p.default)
     return out
+
+
+# ---- domain: transcripts, leaks and collisions -----------------------------------------------------
+# The matching itself lives in `normalize.py` and `matching.py`; these wrappers give it to rules.
+
+WITNESS = t.union(
+    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR}, closed=False), t.BOOL
+)
+SIGNAL = t.obj({}, closed=False)
+
+
+def _found(witness: Any) -> Any:
+    from litmus_rules.evaluate import Found
+
+    if witness is None or witness is False:
+        return False
+    return Found(witness.to_fact() if hasattr(witness, "to_fact") else witness)
+
+
+@builtin(
+    "transcript_text",
+    [Param("transcript", t.ANY)],
+    t.STR,
+    "The text of a transcript: a string as it is, or the contents of a list of messages joined by newlines.",
+    cost=lambda args: 1 + sum(len(str(a)) // 256 for a in args),
+)
+def _transcript_text(transcript: Any) -> str:
+    if isinstance(transcript, str):
+        return transcript
+    if not isinstance(transcript, list):
+        raise EvalFailure(f"a transcript is a string or a list of messages, got {type_name(transcript)}")
+    out = []
+    for message in transcript:
+        content = message.get("content") if isinstance(message, dict) else message
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):  # content parts: [{type: text, text: ...}, ...]
+            out.extend(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        elif content is not None:
+            out.append(str(content))
+    return "\n".join(out)
+
+
+@builtin(
+    "leaks",
+    [Param("token", t.STR), Param("text", t.STR)],
+    WITNESS,
+    "Does the token occur in the text under any normalisation or decoding (case, zero-width, "
+    "confusables, NFKC, base64, hex, percent- and JSON-escapes, HTML entities, paths)? The witness "
+    "names the transform that revealed it.",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _leaks(token: Any, text: Any) -> Any:
+    from litmus_rules.matching import leaks
+
+    _need(token, str, "a string", "leaks")
+    _need(text, str, "a string", "leaks")
+    return _found(leaks(token, text))
+
+
+@builtin(
+    "collides",
+    [Param("signal", SIGNAL), Param("text", t.STR), Param("min_len", t.NUM, 6)],
+    WITNESS,
+    "Does a substring or regex signal match the text or a decoded form of it (the scorer applied to "
+    "what the agent received), or overlap it partially by at least `min_len` characters?",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
+    from litmus_rules.matching import RegexUnknown, collides
+
+    _need(signal, dict, "a signal object", "collides")
+    _need(text, str, "a string", "collides")
+    try:
+        return _found(collides(signal, text, int(min_len)))
+    except RegexUnknown as exc:
+        raise EvalFailure(str(exc)) from None
+
+
+@builtin(
+    "fillable_argument",
+    [Param("signal", SIGNAL), Param("tools", t.list_of(t.ANY))],
+    WITNESS,
+    "For a tool_call signal: is one of its argument values something the harness fills in itself (a "
+    "default, const or one-value enum of that argument in that tool's schema)?",
+    cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
+)
+def _fillable_argument(signal: Any, tools: Any) -> Any:
+    from litmus_rules.matching import tool_call_collisions
+
+    _need(signal, dict, "a signal object", "fillable_argument")
+    _need(tools, list, "a list of tools", "fillable_argument")
+    found = tool_call_collisions(signal, tools)
+    return _found(found[0]) if found else False
+
+
+@builtin(
+    "call_matches",
+    [Param("signal", SIGNAL), Param("record", t.obj({}, closed=False))],
+    t.BOOL,
+    "Does a dispatch record call the signal's tool with every argument value the signal names "
+    "(paths compared canonically)?",
+)
+def _call_matches(signal: Any, record: Any) -> bool:
+    from litmus_rules.normalize import canonical_path
+
+    _need(signal, dict, "a signal object", "call_matches")
+    _need(record, dict, "a dispatch record", "call_matches")
+    if record.get("tool") != signal.get("tool"):
+        return False
+    actual = record.get("arguments") or {}
+    for name, want in (signal.get("arguments") or {}).items():
+        if name not in actual:
+            return False
+        got = actual[name]
+        if isinstance(want, str) and isinstance(got, str):
+            if canonical_path(want) != canonical_path(got):
+                return False
+        elif want != got:
+            return False
+    return True
+
+
+@builtin(
+    "overlap",
+    [Param("a", t.STR), Param("b", t.STR), Param("min_len", t.NUM, 40)],
+    WITNESS,
+    "Do the two texts share a verbatim run of at least `min_len` characters (after whitespace and case "
+    "are normalised)? The witness holds the shared run.",
+    cost=lambda args: 2 * text_cost(args),
+)
+def _overlap(a: Any, b: Any, min_len: Any = 40) -> Any:
+    _need(a, str, "a string", "overlap")
+    _need(b, str, "a string", "overlap")
+    n = max(1, int(min_len))
+    x, y = " ".join(a.casefold().split()), " ".join(b.casefold().split())
+    if len(x) < n or len(y) < n:
+        return False
+    # Index every n-character window of the shorter text, then slide over the longer one.
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    windows = {short[i : i + n] for i in range(len(short) - n + 1)}
+    for i in range(len(long_) - n + 1):
+        window = long_[i : i + n]
+        if window in windows:
+            return _found({"transform": "whitespace and case normalised", "offset": i, "matched": window})
+    return False

@@ -20,7 +20,7 @@ from litmus_rules.errors import Diagnostic, LitmusConfigError, RuleCheckError
 from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
 from litmus_rules.facts import FactSchema
 from litmus_rules.syntax import parse
-from litmus_rules.trace import RuleTrace, TraceBuilder
+from litmus_rules.trace import RuleTrace
 from litmus_rules.values import UNKNOWN, EvalFailure, short_repr
 from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
 
@@ -149,6 +149,8 @@ class RuleSet:
         self._lets = {let.name: let for let in tree.lets}
         self._fast_compiler, self._rec_compiler = self._compile_lets()
         self._rules = [self._compile(r, r.condition, r.message) for r in tree.rules]
+        # (fast closure, the condition value that lets the episode pass, rule) for the hot loop
+        self._hot_rules = [(c.fast, c.node.mode == "unless", c) for c in self._rules]  # type: ignore[union-attr]
         self._classifiers = [
             (c, [self._compile(cell, cell.condition, None) for cell in c.cells if cell.condition is not None], c.cells[-1])
             for c in tree.classifiers
@@ -219,7 +221,7 @@ class RuleSet:
         """Decide one episode. Never raises for bad input: that is an ERROR verdict."""
         if explain not in EXPLAIN_MODES:
             raise LitmusConfigError(f"explain must be one of {', '.join(EXPLAIN_MODES)}, not `{explain}`")
-        episode_id = episode.get("id") if isinstance(episode, Mapping) else None
+        episode_id = episode.get("id") if isinstance(episode, dict) else None
         if validate:
             from litmus_rules.load import validate_episode
 
@@ -232,24 +234,26 @@ class RuleSet:
                     ruleset=self.info,
                     source=source,
                 )
-        batch = batch if batch is not None else {"canary_owners": canary_owners([episode])}
+        batch = batch if batch is not None else {}  # a batch of one: no canary is shared
         fast = Env(episode, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
         reasons: list[Reason] = []
         passed: list[RuleTrace] = []
-        for compiled in self._rules:
-            rule = compiled.node
-            assert isinstance(rule, ast.Rule)
+        for fn, passing, compiled in self._hot_rules:
+            failure = None
             try:
-                value = truth(compiled.fast(fast), rule.condition)
-                failure = None
+                value = fn(fast)
+                if value is passing:
+                    if explain == "full":
+                        passed.append(self._trace(compiled, fast, "passed")[0])
+                    continue
+                value = truth(value, compiled.node.condition)  # type: ignore[arg-type]
             except EvalFailure as exc:
                 value, failure = UNKNOWN, exc.message
-            deciding = rule.mode == "when"
-            if value is (not deciding) and failure is None:
+            if value is passing and failure is None:
                 if explain == "full":
                     passed.append(self._trace(compiled, fast, "passed")[0])
                 continue
-            outcome = "error" if failure else ("violated" if value is deciding else "insufficient evidence")
+            outcome = "error" if failure else ("insufficient evidence" if value is UNKNOWN else "violated")
             reasons.append(self._reason(compiled, fast, outcome, failure))
         classification: str | None = None
         classifications: dict[str, str | None] = {}
@@ -297,12 +301,11 @@ class RuleSet:
         node = compiled.node
         condition = node.condition
         assert condition is not None and env.rec is not None
-        root = TraceBuilder(env.rec, self._lets).build(condition)
         if isinstance(node, ast.Rule):
             name, clause = node.name, f"reject {node.mode}"
         else:
             name, clause = node.label, f'"{node.label}" when'
-        return RuleTrace(name, clause, outcome, node.span, root), env, failure
+        return RuleTrace(name, clause, outcome, node.span, condition, env.rec, self._lets), env, failure
 
     def _reason(self, compiled: _Compiled, fast: Env, outcome: str, failure: str | None) -> Reason:
         rule = compiled.node
@@ -361,7 +364,7 @@ class RuleSet:
                 return cell.label, traces
             traces.append(self._trace(compiled, fast, "undecided")[0])  # fail closed: no label
             return None, traces
-        traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span, None))
+        traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span))
         return otherwise.label, traces
 
 

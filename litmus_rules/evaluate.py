@@ -113,18 +113,38 @@ def _order(op: str, a: Any, b: Any, node: ast.Expr) -> Any:
 class Compiler:
     """AST -> closures. One instance per ruleset and mode (fast or recording)."""
 
-    def __init__(self, params: Mapping[str, Any], let_index: Mapping[str, int], recording: bool) -> None:
+    def __init__(
+        self,
+        params: Mapping[str, Any],
+        let_index: Mapping[str, int],
+        recording: bool,
+        _slot_counter: list[int] | None = None,
+    ) -> None:
         self.params = params
         self.let_index = let_index
         self.recording = recording
-        self.nslots = 0
+        self._slot_counter = _slot_counter if _slot_counter is not None else [0]
         self.let_fns: list[Fn] = []
         self.binding_slots: dict[int, int] = {}  # id(ast.Binding) -> slot, for message placeholders
+        # A recording compiler searches quantifier loops with fast closures and records only the
+        # element that decided: a trace shows the witness, and costs one body evaluation per loop.
+        self.twin: Compiler | None = None
+        if recording:
+            self.twin = Compiler(params, let_index, False, self._slot_counter)
+            self.twin.let_fns = self.let_fns
+
+    @property
+    def nslots(self) -> int:
+        return self._slot_counter[0]
+
+    def _new_slot(self) -> int:
+        self._slot_counter[0] += 1
+        return self._slot_counter[0] - 1
 
     # scope: name -> slot, innermost last
     def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn:
         fn = self._compile(node, scope)
-        if not self.recording:
+        if not self.recording or isinstance(node, ast.Literal):  # a literal's value is in the source
             return fn
         key = id(node)
 
@@ -242,6 +262,18 @@ class Compiler:
         keys.reverse()
         if self.recording:
             return self._recording_path(e, root, keys)
+        if self._is_fact(node.name, scope):
+            return self._fact_path(node.name, keys, e)
+        if node.name in scope and len(keys) == 1:
+            slot, k = scope[node.name], keys[0]
+
+            def slot_field(env: Env) -> Any:
+                v = env.slots[slot]
+                if v.__class__ is dict:
+                    return v.get(k, UNKNOWN)
+                return _field_of(v, k, e)
+
+            return slot_field
         if len(keys) == 1:
             (k,) = keys
 
@@ -265,6 +297,23 @@ class Compiler:
             return v
 
         return get
+
+    def _is_fact(self, name: str, scope: dict[str, int]) -> bool:
+        return not (name in scope or name in self.let_index or name in self.params or name in DERIVED)
+
+    def _fact_path(self, root: str, keys: list[str], e: ast.Expr) -> Fn:
+        def fact_path(env: Env) -> Any:
+            v = env.facts.get(root, UNKNOWN)
+            for k in keys:
+                if v.__class__ is dict:
+                    v = v.get(k, UNKNOWN)
+                else:
+                    v = _field_of(v, k, e)
+                    if v is UNKNOWN:
+                        return v
+            return v
+
+        return fact_path
 
     def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str]) -> Fn:
         key = id(e)
@@ -326,13 +375,29 @@ class Compiler:
 
         return boolop
 
+    def _slot_field(self, e: ast.Expr, scope: dict[str, int]) -> tuple[int, str] | None:
+        """`x.k` with `x` a quantifier variable: compare closures read it inline (the hot loop)."""
+        if self.recording or not isinstance(e, ast.Field) or not isinstance(e.obj, ast.Name):
+            return None
+        if e.obj.name not in scope:
+            return None
+        return scope[e.obj.name], e.name
+
     def _compare(self, e: ast.Compare, scope: dict[str, int]) -> Fn:
         left, right, op = self.compile(e.left, scope), self.compile(e.right, scope), e.op
+        lsf, rsf = self._slot_field(e.left, scope), self._slot_field(e.right, scope)
+        ls, lk = lsf if lsf else (0, "")
+        rs, rk = rsf if rsf else (0, "")
         if op == "==" or op == "!=":
             want = op == "=="
 
             def eq(env: Env) -> Any:
-                a, b = left(env), right(env)
+                if lsf:
+                    a = env.slots[ls]
+                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
+                else:
+                    a = left(env)
+                b = right(env)
                 if a is UNKNOWN or b is UNKNOWN:
                     return UNKNOWN
                 return _strict_eq(a, b) is want
@@ -341,7 +406,16 @@ class Compiler:
         if op == "in":
 
             def member(env: Env) -> Any:
-                a, b = left(env), right(env)
+                if lsf:
+                    a = env.slots[ls]
+                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
+                else:
+                    a = left(env)
+                if rsf:
+                    b = env.slots[rs]
+                    b = b.get(rk, UNKNOWN) if b.__class__ is dict else _field_of(b, rk, e.right)
+                else:
+                    b = right(env)
                 if b.__class__ is str and a.__class__ is str:
                     return a in b
                 return _member(a, b, e)
@@ -396,7 +470,18 @@ class Compiler:
 
     # ---- quantifiers --------------------------------------------------------------------------------
 
-    def _collection(self, b: ast.Binding, scope: dict[str, int]) -> Fn:
+    def _collection(self, b: ast.Binding, scope: dict[str, int], hoisted: int | None = None) -> Fn:
+        if hoisted is not None:  # evaluated once by the enclosing loop (see _quantifier), charged per use
+
+            def hoisted_get(env: Env) -> Any:
+                xs = env.slots[hoisted]
+                if xs.__class__ is list:
+                    env.budget -= len(xs) + 1
+                    if env.budget < 0:
+                        env.charge(0)
+                return xs
+
+            return hoisted_get
         coll = self.compile(b.collection, scope)
 
         def get(env: Env) -> Any:
@@ -405,59 +490,72 @@ class Compiler:
                 return UNKNOWN
             if not isinstance(xs, list):
                 raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
-            env.charge(len(xs) + 1)
+            env.budget -= len(xs) + 1
+            if env.budget < 0:
+                env.charge(0)  # raises BudgetExceeded with its message
             return xs
 
         return get
 
-    def _quantifier(self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int]) -> Fn:
+    def _quantifier(
+        self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None = None
+    ) -> Fn:
+        """`any x in xs, y in ys: body` compiles as nested single-binding loops."""
         first, rest = bindings[0], bindings[1:]
-        coll = self._collection(first, scope)
-        slot = self.nslots
-        self.nslots += 1
+        coll = self._collection(first, scope, hoisted)
+        slot = self._new_slot()
         self.binding_slots[id(first)] = slot
+        if self.recording:
+            return self._recording_quantifier(e, first, rest, coll, slot, scope)
         inner = {**scope, first.name: slot}
-        body = (
-            self._quantifier(e, rest, inner) if rest else self.compile(e.body, inner)
-        )
+        if not rest:
+            if e.kind != "count":
+                fused = self._fused_loop(e, first, slot, coll, scope, inner, e.kind == "any")
+                if fused is not None:
+                    return fused
+            return self._loop(e, rest, coll, slot, self.compile(e.body, inner))
+        if first.name in _names(rest[0].collection):
+            return self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner))
+        # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
+        hoist = self._new_slot()
+        inner_coll = self._collection(rest[0], scope)
+        loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
+
+        def hoisting(env: Env) -> Any:
+            env.slots[hoist] = inner_coll(env)
+            return loop(env)
+
+        return hoisting
+
+    def _loop(self, e: ast.Quantifier, rest: list[ast.Binding], coll: Fn, slot: int, body: Fn) -> Fn:
         body_node: ast.Expr = e.body
         kind = e.kind
         if kind == "count" and rest:
             kind = "sum"  # count over several bindings: add up the inner counts
-        recording = self.recording
-        bind_key = ("bind", id(first))
 
         if kind == "any" or kind == "all":
             decide = kind == "any"  # the body value that decides the whole quantifier
+            other = not decide
 
             def quant(env: Env) -> Any:
                 xs = coll(env)
                 if xs is UNKNOWN:
                     return UNKNOWN
                 slots = env.slots
-                first_unknown = -1
-                for i, x in enumerate(xs):
+                unknown = False
+                for x in xs:
                     slots[slot] = x
                     v = body(env)
-                    if v is not decide and v is not (not decide):
+                    if v is other:
+                        continue
+                    if v is not decide:
                         v = truth(v, body_node) if not rest else v
                         if v is UNKNOWN:
-                            if first_unknown < 0:
-                                first_unknown = i
+                            unknown = True
                             continue
                     if v is decide:
-                        if recording:
-                            env.rec[bind_key] = i  # type: ignore[index]
                         return decide
-                if first_unknown >= 0:
-                    if recording:  # replay the undecided element so the trace shows why
-                        slots[slot] = xs[first_unknown]
-                        env.rec[bind_key] = first_unknown  # type: ignore[index]
-                        body(env)
-                    return UNKNOWN
-                if recording and xs:
-                    env.rec[bind_key] = len(xs) - 1  # type: ignore[index]
-                return not decide
+                return UNKNOWN if unknown else other
 
             return quant
 
@@ -487,11 +585,209 @@ class Compiler:
 
         return count
 
+    def _recording_quantifier(
+        self, e: ast.Quantifier, first: ast.Binding, rest: list[ast.Binding], coll: Fn, slot: int, scope: dict[str, int]
+    ) -> Fn:
+        assert self.twin is not None
+        inner = {**scope, first.name: slot}
+        if rest:
+            search, replay = self.twin._quantifier(e, rest, inner), self._quantifier(e, rest, inner)
+        else:
+            search, replay = self.twin.compile(e.body, inner), self.compile(e.body, inner)
+        body_node, kind, bind_key = e.body, e.kind, ("bind", id(first))
+        decide = kind == "any"
+
+        def quant(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots, rec = env.slots, env.rec
+            assert rec is not None
+            found = first_unknown = -1
+            total, unknown = 0, False
+            for i, x in enumerate(xs):
+                slots[slot] = x
+                try:
+                    v = search(env)
+                    if not rest:
+                        v = truth(v, body_node)
+                except EvalFailure:
+                    found = i  # replay it recorded, so the trace shows where it failed
+                    break
+                if kind == "count":
+                    if v is UNKNOWN:
+                        unknown = True
+                    else:
+                        total += v if rest else int(v)
+                elif v is decide:
+                    found = i
+                    break
+                elif v is UNKNOWN and first_unknown < 0:
+                    first_unknown = i
+            pick = found if found >= 0 else first_unknown if first_unknown >= 0 else len(xs) - 1
+            if pick >= 0:
+                slots[slot] = xs[pick]
+                rec[bind_key] = pick
+                replay(env)
+            if kind == "count":
+                return UNKNOWN if unknown else total
+            if found >= 0:
+                return decide
+            return UNKNOWN if first_unknown >= 0 else not decide
+
+        return quant
+
+    def _recording_comprehension(self, e: ast.Comprehension, coll: Fn, slot: int, inner: dict[str, int]) -> Fn:
+        assert self.twin is not None
+        element, cond = self.twin.compile(e.element, inner), None
+        if e.condition is not None:
+            cond = self.twin.compile(e.condition, inner)
+        rec_element = self.compile(e.element, inner)
+        rec_cond = self.compile(e.condition, inner) if e.condition is not None else None
+        cond_node = e.condition
+
+        def comprehension(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            out = []
+            for x in xs:
+                slots[slot] = x
+                try:
+                    keep = truth(cond(env), cond_node) if cond is not None else True  # type: ignore[arg-type]
+                    v = element(env) if keep is True else None
+                except EvalFailure:
+                    keep = v = UNKNOWN
+                if keep is UNKNOWN or v is UNKNOWN:  # record the element that made the list unknown
+                    if rec_cond is not None:
+                        rec_cond(env)
+                    rec_element(env)
+                    return UNKNOWN
+                if keep is True:
+                    out.append(v)
+            return out
+
+        return comprehension
+
+    def _fused_loop(
+        self,
+        e: ast.Quantifier,
+        binding: ast.Binding,
+        slot: int,
+        coll: Fn,
+        outer: dict[str, int],
+        inner: dict[str, int],
+        decide: bool,
+    ) -> Fn | None:
+        """`any x in xs: x.k in E` (or `==`) as one loop: the rule engine's hottest shape.
+
+        Each side of the comparison is read inline when it is `var.field`, or evaluated once before
+        the loop when it does not mention the loop variable. Same semantics as the general path.
+        """
+        body = e.body
+        if self.recording or not isinstance(body, ast.Compare) or body.op not in ("in", "=="):
+            return None
+        sides: list[tuple[int, str] | Fn] = []
+        for side in (body.left, body.right):
+            field = self._slot_field(side, inner)
+            if binding.name not in _names(side):
+                sides.append(self.compile(side, outer))  # loop-invariant: evaluated once
+            elif field is not None:
+                sides.append(field)
+            else:
+                return None
+        one = self._fused_one(sides, slot, coll, body, decide)
+        if one is not None:
+            return one
+        (lsf, lfn), (rsf, rfn) = [(s, None) if isinstance(s, tuple) else (None, s) for s in sides]
+        ls, lk = lsf if lsf else (0, "")
+        rs, rk = rsf if rsf else (0, "")
+        member = body.op == "in"
+        left_node, right_node = body.left, body.right
+
+        def fused(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return not decide
+            a = lfn(env) if lfn is not None else None  # invariant sides, once per loop
+            b = rfn(env) if rfn is not None else None
+            slots = env.slots
+            unknown = False
+            for x in xs:
+                slots[slot] = x
+                if lsf:
+                    o = slots[ls]
+                    a = o.get(lk, UNKNOWN) if o.__class__ is dict else _field_of(o, lk, left_node)
+                if rsf:
+                    o = slots[rs]
+                    b = o.get(rk, UNKNOWN) if o.__class__ is dict else _field_of(o, rk, right_node)
+                if member:
+                    v = a in b if (a.__class__ is str and b.__class__ is str) else _member(a, b, body)
+                elif a is UNKNOWN or b is UNKNOWN:
+                    v = UNKNOWN
+                else:
+                    v = _strict_eq(a, b)
+                if v is decide:
+                    return decide
+                if v is UNKNOWN:
+                    unknown = True
+            return UNKNOWN if unknown else not decide
+
+        return fused
+
+    def _fused_one(
+        self, sides: list[tuple[int, str] | Fn], slot: int, coll: Fn, body: ast.Compare, decide: bool
+    ) -> Fn | None:
+        """The commonest loop of all: `x.k in E` / `x.k == E` / `E in x.k` with E loop-invariant."""
+        (left, right) = sides
+        if isinstance(left, tuple) and not isinstance(right, tuple) and left[0] == slot:
+            (_, key), invariant, loop_left = left, right, True
+        elif isinstance(right, tuple) and not isinstance(left, tuple) and right[0] == slot:
+            (_, key), invariant, loop_left = right, left, False
+        else:
+            return None
+        node = body.left if loop_left else body.right
+        member, other = body.op == "in", not decide
+
+        def fused_one(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return other
+            inv = invariant(env)
+            if inv is UNKNOWN:
+                return UNKNOWN  # every comparison would be unknown
+            inv_str = inv.__class__ is str
+            unknown = False
+            for x in xs:
+                a = x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                if a is UNKNOWN:
+                    unknown = True
+                    continue
+                if member:
+                    if loop_left:
+                        v = (a in inv) if (inv_str and a.__class__ is str) else _member(a, inv, body)
+                    else:
+                        v = (inv in a) if (inv_str and a.__class__ is str) else _member(inv, a, body)
+                else:
+                    v = _strict_eq(a, inv)
+                if v is decide:
+                    env.slots[slot] = x
+                    return decide
+            return UNKNOWN if unknown else other
+
+        return fused_one
+
     def _comprehension(self, e: ast.Comprehension, scope: dict[str, int]) -> Fn:
         coll = self._collection(ast.Binding(e.name, e.collection, span=e.span), scope)
-        slot = self.nslots
-        self.nslots += 1
+        slot = self._new_slot()
         inner = {**scope, e.name: slot}
+        if self.recording:
+            return self._recording_comprehension(e, coll, slot, inner)
         element = self.compile(e.element, inner)
         cond = self.compile(e.condition, inner) if e.condition is not None else None
         cond_node = e.condition
@@ -521,6 +817,18 @@ class Compiler:
             return out
 
         return comprehension
+
+
+def _names(e: ast.Expr) -> set[str]:
+    """Every bare name an expression mentions (a superset of its free variables)."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            out.add(node.name)
+        stack.extend(ast.children(node))
+    return out
 
 
 def _is_node(value: Any) -> bool:

@@ -17,6 +17,7 @@ from litmus_rules.values import UNKNOWN, to_json
 
 @attrs.frozen
 class TraceNode:
+    kind: str  # the AST node type, lower case: `quantifier`, `compare`, `call`, `field`, ...
     text: str  # the expression as written
     span: Span = attrs.field(repr=False, eq=False)
     evaluated: bool
@@ -33,11 +34,15 @@ class TraceNode:
         return self.span.short_location()
 
     def missing_paths(self) -> list[str]:
+        """The absent facts that made this node unknown: follow only the unknown values down, so a
+        fact that `default()` or a decided `and`/`or` absorbed is not blamed."""
         out: list[str] = []
         stack = [self]
         while stack:
             node = stack.pop()
-            if node.evaluated and node.missing and node.missing not in out:
+            if not node.evaluated or node.value is not UNKNOWN:
+                continue
+            if node.missing and node.missing not in out:
                 out.append(node.missing)
             stack.extend(reversed(node.children))
         return out
@@ -54,6 +59,7 @@ class TraceNode:
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {
+            "kind": self.kind,
             "expr": self.text,
             "location": f"{self.span.source.name}:{self.span.line}:{self.span.column}",
             "evaluated": self.evaluated,
@@ -70,15 +76,37 @@ class TraceNode:
         return d
 
 
-@attrs.frozen
 class RuleTrace:
-    """The trace of one decision: a reject rule, or a classification cell."""
+    """The trace of one decision: a reject rule, or a classification cell.
 
-    rule: str  # rule name, or `classifier.label` for a cell
-    clause: str  # `reject when`, `reject unless`, `"executed" when`, `otherwise`
-    outcome: str  # `violated`, `insufficient evidence`, `error`, `passed`, `matched`, `not matched`, `undecided`
-    span: Span = attrs.field(repr=False, eq=False)
-    root: TraceNode | None
+    The recorded values are captured when the decision is made; the TraceNode tree over them is
+    built on first access, so a caller that only counts verdicts never pays for it.
+    """
+
+    __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root")
+
+    def __init__(
+        self,
+        rule: str,  # rule name, or the cell's label
+        clause: str,  # `reject when`, `reject unless`, `"executed" when`, `otherwise`
+        outcome: str,  # `violated`, `insufficient evidence`, `error`, `passed`, `matched`, `not matched`, `undecided`
+        span: Span,
+        condition: ast.Expr | None = None,
+        rec: Mapping[Any, Any] | None = None,
+        lets: Mapping[str, ast.Let] | None = None,
+    ) -> None:
+        self.rule, self.clause, self.outcome, self.span = rule, clause, outcome, span
+        self._condition, self._rec, self._lets = condition, rec, lets
+        self._root: TraceNode | None = None
+
+    @property
+    def root(self) -> TraceNode | None:
+        if self._root is None and self._condition is not None:
+            self._root = TraceBuilder(self._rec or {}, self._lets or {}).build(self._condition)
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,6 +145,8 @@ class TraceBuilder:
         if not isinstance(node, ast.Name):
             return None
         root = paths.get(node.name, node.name)
+        if " " in root:  # an element of a computed list: no fact path to show
+            return None
         return root + "".join(reversed(keys))
 
     def _node(self, e: ast.Expr, paths: dict[str, str]) -> TraceNode:
@@ -152,22 +182,25 @@ class TraceBuilder:
             inner = dict(paths)
             for b in e.bindings:
                 children.append(self._node(b.collection, inner))
-                coll = self._concrete(b.collection, inner) or b.collection.span.text
+                coll = self._concrete(b.collection, inner)
                 i = self.rec.get(("bind", id(b)))
-                inner[b.name] = f"{coll}[{i}]" if i is not None else f"{coll}[?]"
+                index = "?" if i is None else str(i)
+                # a computed list has no fact path: name the element by its position
+                inner[b.name] = f"{coll}[{index}]" if coll else f"item {index} of the list"
                 if i is not None:
                     binding[b.name] = inner[b.name]
             children.append(self._node(e.body, inner))
         elif isinstance(e, ast.Comprehension):
             children.append(self._node(e.collection, paths))
-            coll = self._concrete(e.collection, paths) or e.collection.span.text
-            inner = {**paths, e.name: f"{coll}[*]"}
+            coll = self._concrete(e.collection, paths)
+            inner = {**paths, e.name: f"{coll}[*]" if coll else "each item of the list"}
             children.append(self._node(e.element, inner))
             if e.condition is not None:
                 children.append(self._node(e.condition, inner))
         else:
             children.extend(self._node(c, paths) for c in ast.children(e))
         return TraceNode(
+            kind=type(e).__name__.lower(),
             text=e.span.text,
             span=e.span,
             evaluated=evaluated,

@@ -43,7 +43,7 @@ class Reason:
         return d
 
 
-@attrs.frozen
+@attrs.define  # not frozen: built once per episode on the hot path; treat it as read-only
 class Verdict:
     id: str | None
     verdict: str  # SCORED | REJECTED | ERROR

@@ -67,6 +67,14 @@ CATALOGUE: dict[str, list[str]] = {
     ],
 }
 
+_CHARACTER_LABELS = {
+    "=": "`=` is not a comparison: write `==`",
+    "&": "use `and`, `or` and `not`, not `&&`, `||` and `!`",
+    "|": "use `and`, `or` and `not`, not `&&`, `||` and `!`",
+    "!": "use `and`, `or` and `not`, not `&&`, `||` and `!` (and `!=` for inequality)",
+    "'": "strings are written in double quotes",
+}
+
 # Lark's names for terminals, in the words a rule author uses.
 _FRIENDLY = {
     "NAME": "a name",
@@ -101,7 +109,10 @@ def translate(
     if not isinstance(exc, UnexpectedInput):
         raise exc
     label = None
-    if parse is not None:
+    if isinstance(exc, UnexpectedCharacters):
+        # Characters never reach a parser state, so label them by the character itself.
+        label = _CHARACTER_LABELS.get(source.text[exc.pos_in_stream : exc.pos_in_stream + 1])
+    if label is None and parse is not None:
         try:
             label = exc.match_examples(parse, CATALOGUE, use_accepts=True)
         except Exception:  # the catalogue is advice; never let it mask the real error

@@ -1,0 +1,5 @@
+import sys
+
+from litmus_rules.cli import main
+
+sys.exit(main())
