@@ -187,6 +187,7 @@ class RuleSet:
     def _compile_lets(self) -> tuple[Compiler, Compiler]:
         index = {name: i for i, name in enumerate(self._lets)}
         compilers = (Compiler(self.params, index, recording=False), Compiler(self.params, index, recording=True))
+        compilers[1].hint_slots = compilers[0].binding_slots
         for compiler in compilers:
             # let_fns is filled after every let is compiled: lets may refer to each other in any order
             fns = [compiler.compile(let.expr, {}) for let in self._lets.values()]
@@ -289,6 +290,7 @@ class RuleSet:
         env = Env(fast.facts, fast.batch, self._rec_compiler.nslots, len(self._lets), self.budget)
         env.derived = fast.derived  # derived facts are pure: share them, recompute nothing
         env.rec = {}
+        env.hint = fast.slots
         return env
 
     def _trace(self, compiled: _Compiled, fast: Env, outcome: str) -> tuple[RuleTrace, Env, str | None]:

@@ -30,7 +30,7 @@ class Found(dict):  # type: ignore[type-arg]
 class Env:
     """Per-evaluation state: the episode's facts, quantifier slots, let cache, budget, recordings."""
 
-    __slots__ = ("facts", "batch", "slots", "lets", "derived", "budget", "rec")
+    __slots__ = ("facts", "batch", "slots", "lets", "derived", "budget", "rec", "hint")
 
     def __init__(self, facts: Mapping[str, Any], batch: Mapping[str, Any], nslots: int, nlets: int, budget: int):
         self.facts = facts
@@ -40,6 +40,7 @@ class Env:
         self.derived: dict[str, Any] = {}
         self.budget = budget
         self.rec: dict[Any, Any] | None = None
+        self.hint: list[Any] | None = None  # a recording run: the fast run's slots, where witnesses are
 
     def charge(self, units: int) -> None:
         self.budget -= units
@@ -126,6 +127,8 @@ class Compiler:
         self._slot_counter = _slot_counter if _slot_counter is not None else [0]
         self.let_fns: list[Fn] = []
         self.binding_slots: dict[int, int] = {}  # id(ast.Binding) -> slot, for message placeholders
+        # A recording compiler's view of the fast compiler's binding slots (set by the engine).
+        self.hint_slots: dict[int, int] = {}
         # A recording compiler searches quantifier loops with fast closures and records only the
         # element that decided: a trace shows the witness, and costs one body evaluation per loop.
         self.twin: Compiler | None = None
@@ -597,10 +600,38 @@ class Compiler:
         body_node, kind, bind_key = e.body, e.kind, ("bind", id(first))
         decide = kind == "any"
 
+        hint_slots, binding_id = self.hint_slots, id(first)
+
+        def replay_hint(env: Env, xs: list[Any]) -> bool:
+            """Try the fast run's witness first: its slot still holds the element that decided."""
+            fast_slot = hint_slots.get(binding_id)
+            if env.hint is None or fast_slot is None:
+                return False
+            witness = env.hint[fast_slot]
+            for i, x in enumerate(xs):
+                if x is witness:
+                    outer, env.rec = env.rec, {}  # keep nothing from a wrong guess
+                    env.slots[slot] = x
+                    try:
+                        v = replay(env)
+                        v = v if rest else truth(v, body_node)
+                    except EvalFailure:
+                        v = None
+                    assert outer is not None and env.rec is not None
+                    guessed, env.rec = env.rec, outer
+                    if v is decide:
+                        outer.update(guessed)
+                        outer[bind_key] = i
+                        return True
+                    return False
+            return False
+
         def quant(env: Env) -> Any:
             xs = coll(env)
             if xs is UNKNOWN:
                 return UNKNOWN
+            if kind != "count" and replay_hint(env, xs):
+                return decide
             slots, rec = env.slots, env.rec
             assert rec is not None
             found = first_unknown = -1
