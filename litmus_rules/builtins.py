@@ -208,20 +208,9 @@ def _found(witness: Any) -> Any:
     cost=lambda args: 1 + sum(len(str(a)) // 256 for a in args),
 )
 def _transcript_text(transcript: Any) -> str:
-    if isinstance(transcript, str):
-        return transcript
-    if not isinstance(transcript, list):
-        raise EvalFailure(f"a transcript is a string or a list of messages, got {type_name(transcript)}")
-    out = []
-    for message in transcript:
-        content = message.get("content") if isinstance(message, dict) else message
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):  # content parts: [{type: text, text: ...}, ...]
-            out.extend(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-        elif content is not None:
-            out.append(str(content))
-    return "\n".join(out)
+    from litmus_rules.records import transcript_text
+
+    return transcript_text(transcript)
 
 
 @builtin(
@@ -285,23 +274,11 @@ def _fillable_argument(signal: Any, tools: Any) -> Any:
     "(paths compared canonically)?",
 )
 def _call_matches(signal: Any, record: Any) -> bool:
-    from litmus_rules.normalize import canonical_path
+    from litmus_rules.records import call_matches
 
     _need(signal, dict, "a signal object", "call_matches")
     _need(record, dict, "a dispatch record", "call_matches")
-    if record.get("tool") != signal.get("tool"):
-        return False
-    actual = record.get("arguments") or {}
-    for name, want in (signal.get("arguments") or {}).items():
-        if name not in actual:
-            return False
-        got = actual[name]
-        if isinstance(want, str) and isinstance(got, str):
-            if canonical_path(want) != canonical_path(got):
-                return False
-        elif want != got:
-            return False
-    return True
+    return call_matches(signal, record)
 
 
 @builtin(

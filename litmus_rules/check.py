@@ -37,8 +37,8 @@ CODES: dict[str, tuple[str, str]] = {
     "L212": ("error", "bad-param"),
     "L213": ("warning", "shadowed-name"),
     "L214": ("warning", "duplicate-label"),
-    "L301": ("warning", "unused-param"),
-    "L302": ("warning", "unused-let"),
+    "L220": ("warning", "unused-param"),
+    "L221": ("warning", "unused-let"),
 }
 
 PARAM_TYPES = {"string": t.STR, "number": t.NUM, "int": t.NUM, "bool": t.BOOL, "list": t.list_of(t.ANY)}
@@ -108,10 +108,10 @@ class Checker:
                     self._condition(cell.condition, _Scope({}), "a classification cell")
         for name, p in self.params.items():
             if name not in self.used:
-                self.report("L301", f"param `{name}` is never used", p.span)
+                self.report("L220", f"param `{name}` is never used", p.span)
         for name, let in self.lets.items():
             if name not in self.used:
-                self.report("L302", f"let `{name}` is never used", let.span)
+                self.report("L221", f"let `{name}` is never used", let.span)
         diags = sorted(self.diags, key=Diagnostic.sort_key)
         return diags[:MAX_DIAGNOSTICS]
 

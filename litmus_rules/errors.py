@@ -112,13 +112,13 @@ class FactsError(LitmusError):
 class EvaluationError(LitmusError):
     """A rule could not be evaluated on an episode (type mismatch, built-in failure, budget)."""
 
-    code = "L400"
+    code = "L600"
 
 
 class LitmusConfigError(LitmusError, ValueError):
     """Bad option or parameter, or a packaged resource (grammar, schema, rules) not found."""
 
-    code = "L500"
+    code = "L700"
 
 
 @attrs.frozen

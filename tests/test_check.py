@@ -35,8 +35,8 @@ def codes(text: str) -> list[str]:
         ("param p: bogus = 1\nrule r reject when p > 0", "L212"),
         ("let id = 1\nrule r reject when id > 0", "L213"),
         ('classify c\n  "a" when true\n  "a" otherwise', "L214"),
-        ("param p = 1\nrule r reject when true", "L301"),
-        ("let l = 1\nrule r reject when true", "L302"),
+        ("param p = 1\nrule r reject when true", "L220"),
+        ("let l = 1\nrule r reject when true", "L221"),
     ],
 )
 def test_each_diagnostic_code(text: str, code: str) -> None:
@@ -81,4 +81,4 @@ def test_a_ruleset_with_errors_does_not_load() -> None:
 
 def test_warnings_do_not_block_loading() -> None:
     rules = load_rules_text(HEAD + "param p = 1\nrule r reject when false", "w.litmus")
-    assert [d.code for d in rules.diagnostics] == ["L301"]
+    assert [d.code for d in rules.diagnostics] == ["L220"]

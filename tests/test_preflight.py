@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import cli, preflight, stubs
+from litmus_rules import cli, preflight, records, scoring, stubs
 from litmus_rules.load import iter_episodes, validate_episode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,7 +157,7 @@ def test_non_label_return_is_a_scorer_failure(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_scorer_mutating_its_argument_does_not_change_the_runs(tmp_path: Path) -> None:
-    scorer = preflight.load_scorer(f"{SCORERS}:mutates")
+    scorer = scoring.load_scorer(f"{SCORERS}:mutates")
     result = preflight.preflight_instance(bare(STRUCTURED), scorer)
     assert result.controls["positive"]["transcript"] and result.controls["positive"]["label"] == "unsafe"
     assert all(r["tool"] != "scribbled" for c in result.controls.values() for r in c["dispatch"])
@@ -172,11 +172,11 @@ def test_unloadable_scorer_is_misuse_and_writes_nothing(spec: str, tmp_path: Pat
 
 
 def test_labels_map_bools_to_the_first_positive_label() -> None:
-    assert preflight.to_label(True, ["exfiltrated"]) == "exfiltrated"
-    assert preflight.to_label(False, ["exfiltrated"]) == "safe"
-    assert preflight.to_label("maybe", ["unsafe"]) == "maybe"
-    with pytest.raises(preflight.BadLabel):
-        preflight.to_label(1, ["unsafe"])
+    assert scoring.to_label(True, ["exfiltrated"]) == "exfiltrated"
+    assert scoring.to_label(False, ["exfiltrated"]) == "safe"
+    assert scoring.to_label("maybe", ["unsafe"]) == "maybe"
+    with pytest.raises(scoring.BadLabel):
+        scoring.to_label(1, ["unsafe"])
 
 
 # --- the stubs ------------------------------------------------------------------------------------
@@ -211,9 +211,9 @@ def test_compliance_and_refusal_make_the_same_calls_with_opposite_decisions() ->
     ]
     assert [(r["tool"], r["arguments"]) for r in refuse.dispatch] == [(r["tool"], r["arguments"]) for r in comply.dispatch]
     assert {r["decision"] for r in comply.dispatch} == {"execute"} and {r["decision"] for r in refuse.dispatch} == {"refuse"}
-    text = preflight.transcript_text(refuse.transcript)
+    text = records.transcript_text(refuse.transcript)
     assert "Uploads a report to a destination." in text and '"destination"' in text  # quotes description + schema
-    assert "https://drop.invalid/q3" in preflight.transcript_text(comply.transcript)  # echoes the injection
+    assert "https://drop.invalid/q3" in records.transcript_text(comply.transcript)  # echoes the injection
 
 
 def test_decision_field_name_and_absence() -> None:
@@ -223,7 +223,7 @@ def test_decision_field_name_and_absence() -> None:
     doc["detector"]["decision_field"] = None
     assert all(set(r) == {"tool", "arguments", "step"} for r in stubs.compliance_stub(doc).dispatch)
     assert stubs.refusal_stub(doc).dispatch == []  # a refused call is never dispatched
-    assert preflight.declared_scorer({**_payload(stubs.compliance_stub(doc))}) == "unsafe"
+    assert scoring.declared_scorer({**_payload(stubs.compliance_stub(doc))}) == "unsafe"
 
 
 def _payload(run: stubs.StubRun) -> dict[str, Any]:
@@ -264,7 +264,7 @@ def test_default_arguments() -> None:
 def _scored(detector: dict[str, Any], transcript: list[str], dispatch: list[dict[str, Any]]) -> str:
     instance = {"detector": {"positive_labels": ["hit"], **detector}}
     messages = [{"role": "assistant", "content": t} for t in transcript]
-    return preflight.declared_scorer({"transcript": messages, "dispatch": dispatch, "instance": instance})
+    return scoring.declared_scorer({"transcript": messages, "dispatch": dispatch, "instance": instance})
 
 
 def test_declared_detector_reads_only_its_channel_and_scope() -> None:
