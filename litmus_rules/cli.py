@@ -7,17 +7,19 @@ misused (bad arguments, rules that do not load).
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import sys
 import tempfile
 import time
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, Iterable, Iterator, Sequence, TextIO
+
+import attrs
 
 from litmus_rules import render
+from litmus_rules.batch import Outcome, RulesSpec, check_inputs
 from litmus_rules.engine import RuleSet, load_rules
-from litmus_rules.errors import FactsError, LitmusError, RuleCheckError
-from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, Verdict
+from litmus_rules.errors import LitmusError, RuleCheckError
+from litmus_rules.verdict import ERROR, REJECTED, SCORED
 
 EXIT_OK, EXIT_REJECTED, EXIT_ERROR = 0, 1, 2
 
@@ -64,66 +66,26 @@ def _load(args: argparse.Namespace) -> RuleSet:
     return load_rules(args.rules, _parse_params(args.param or ()))
 
 
-def _error_verdict(ruleset: RuleSet, error: FactsError, ident: str | None, source: str) -> Verdict:
-    return Verdict(
-        id=ident,
-        verdict=ERROR,
-        reasons=(Reason("input", str(error), "invalid_input"),),
-        ruleset=ruleset.info,
-        source=source,
-    )
+def _spec(args: argparse.Namespace, explain: str, want_text: bool) -> RulesSpec:
+    return RulesSpec(args.rules, _parse_params(args.param or ()), explain, want_text)
 
 
-def _episodes(inputs: Sequence[str], stdin_text: str | None) -> Iterator[Any]:
-    from litmus_rules.load import iter_episodes
-
-    stdin = io.StringIO(stdin_text) if stdin_text is not None else None
-    return iter_episodes(inputs, stdin=stdin)
-
-
-def _location(loaded: Any) -> str:
-    return f"{loaded.source}:{loaded.line}" if loaded.line else str(loaded.source)
+def _spool_stdin(directory: str) -> str:
+    """Standard input is read twice (two passes): keep it in a file."""
+    path = os.path.join(directory, "stdin")
+    with open(path, "w", encoding="utf-8") as fh:
+        for chunk in iter(lambda: sys.stdin.read(2**20), ""):
+            fh.write(chunk)
+    return path
 
 
-def iter_verdicts(ruleset: RuleSet, inputs: Sequence[str], explain: str = "fails") -> Iterator[Verdict]:
-    """Evaluate every episode of the inputs, in input order, streaming.
-
-    Two passes: the first reads only ids and canaries (the batch facts), the second evaluates, so a
-    large batch is never held in memory. Standard input is read once and replayed.
-    """
-    stdin_text = sys.stdin.read() if "-" in inputs else None
-    owners: dict[str, list[str]] = {}
-    first_seen: dict[str, str] = {}
-    for loaded in _episodes(inputs, stdin_text):
-        if loaded.data is None:
-            continue
-        ident = loaded.data.get("id")
-        for canary in loaded.data.get("canaries") or ():
-            ids = owners.setdefault(canary.get("value"), [])
-            if ident not in ids:
-                ids.append(ident)
-    batch = {"canary_owners": owners}
-    for loaded in _episodes(inputs, stdin_text):
-        location = _location(loaded)
-        if loaded.error is not None:
-            yield _error_verdict(ruleset, loaded.error, loaded.id, location)
-            continue
-        ident = loaded.data["id"]
-        if ident in first_seen:
-            dup = FactsError(
-                f"duplicate id `{ident}` (first seen at {first_seen[ident]}); ids must be unique in a batch",
-                source=loaded.source,
-                line=loaded.line,
-                pointer="/id",
-            )
-            yield _error_verdict(ruleset, dup, ident, location)
-            continue
-        first_seen[ident] = location
-        yield ruleset.evaluate(loaded.data, batch=batch, explain=explain, validate=False, source=location)
+def _outcomes(args: argparse.Namespace, ruleset: RuleSet, spec: RulesSpec, tmp: str) -> Iterator[Outcome]:
+    stdin_path = _spool_stdin(tmp) if "-" in args.inputs else None
+    return check_inputs(ruleset, spec, args.inputs, jobs=getattr(args, "jobs", None), stdin_path=stdin_path)
 
 
-def _exit_code(verdicts: Sequence[Verdict]) -> int:
-    kinds = {v.verdict for v in verdicts}
+def _exit_code(verdicts: Iterable[str]) -> int:
+    kinds = set(verdicts)
     if ERROR in kinds:
         return EXIT_ERROR
     if REJECTED in kinds:
@@ -150,49 +112,69 @@ def _write(text_chunks: Iterator[str], output: str | None) -> None:
         raise
 
 
+@attrs.frozen
+class _Row:
+    """What the summary keeps of an episode once its output is written: memory stays small."""
+
+    id: str | None
+    verdict: str
+    rules: tuple[str, ...]
+    classification: str | None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     ruleset = _load(args)
+    spec = _spec(args, args.explain, want_text=args.format == "text")
     progress = _Progress(sys.stderr)
-    verdicts: list[Verdict] = []
+    rows: list[_Row] = []
+    traces: list[str] = []
+    full: list[dict[str, Any]] = []
 
-    def tracked() -> Iterator[Verdict]:
-        for v in iter_verdicts(ruleset, args.inputs, args.explain):
-            verdicts.append(v) if args.format != "jsonl" else verdicts.append(_light(v))
-            progress.tick(len(verdicts))
-            yield v
+    with tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
 
-    try:
-        if args.format == "jsonl":
-            _write(render.render_jsonl(tracked()), args.output)
-        else:
-            for _ in tracked():
-                pass
-            text = render.render_json(verdicts) if args.format == "json" else render.render_text(verdicts, args.explain)
-            _write(iter([text]), args.output)
-    finally:
-        progress.close()
-    if not verdicts:
+        def tracked() -> Iterator[Outcome]:
+            for outcome in _outcomes(args, ruleset, spec, tmp):
+                rows.append(_Row(outcome.id, outcome.verdict, outcome.rules, outcome.classification))
+                progress.tick(len(rows))
+                yield outcome
+
+        try:
+            if args.format == "jsonl":
+                _write((render.json_line(o.json) for o in tracked()), args.output)
+            else:
+                for outcome in tracked():
+                    if args.format == "json":
+                        full.append(outcome.json)
+                    elif outcome.text is not None and (outcome.verdict != SCORED or args.explain == "full"):
+                        traces.append(outcome.text)
+                if args.format == "json":
+                    text = render.render_json(full)
+                else:
+                    text = "\n\n".join([render.render_summary(rows, ruleset.info), *traces]) + "\n"
+                _write(iter([text]), args.output)
+        finally:
+            progress.close()
+    if not rows:
         print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
         return EXIT_ERROR
-    return _exit_code(verdicts)
-
-
-def _light(v: Verdict) -> Verdict:
-    """For streamed output keep only what the exit code needs, so memory stays flat."""
-    return Verdict(id=v.id, verdict=v.verdict)
+    return _exit_code(r.verdict for r in rows)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
     ruleset = _load(args)
-    for v in iter_verdicts(ruleset, args.inputs, "full" if args.full else "fails"):
-        if v.id == args.id:
+    explain = "full" if args.full else "fails"
+    spec = _spec(args, explain, want_text=True)
+    with tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
+        for outcome in _outcomes(args, ruleset, spec, tmp):
+            if outcome.id != args.id:
+                continue
             if args.format == "json":
-                _write(iter([render.render_json([v])]), None)
+                _write(iter([render.render_json([outcome.json])]), None)
             else:
-                print(render.render_verdict(v, "full" if args.full else "fails"))
-                if v.verdict == SCORED and not args.full:
+                print(outcome.text)
+                if outcome.verdict == SCORED and not args.full:
                     print("(every rule passed; --full shows their traces)")
-            return _exit_code([v])
+            return _exit_code([outcome.verdict])
     print(f"litmus-rules: no episode with id `{args.id}` in the inputs", file=sys.stderr)
     return EXIT_ERROR
 
@@ -216,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "jsonl"), default="text")
     check.add_argument("--explain", choices=("fails", "full"), default="fails", help="which traces to include")
     check.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
+    check.add_argument(
+        "--jobs", type=int, metavar="N", help="worker processes (default: all cores for inputs over 2 MiB, else 1)"
+    )
     check.set_defaults(func=cmd_check)
 
     explain = sub.add_parser("explain", help="print the full trace of one episode")
@@ -227,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(func=cmd_explain)
     from litmus_rules import preflight
     preflight.register(sub)
+    from litmus_rules import cli_authoring
+    cli_authoring.register(sub)
     return parser
 
 

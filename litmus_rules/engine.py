@@ -147,6 +147,7 @@ class RuleSet:
         self.budget = budget
         self.params = self._bind_params(params or {})
         self._lets = {let.name: let for let in tree.lets}
+        self._names = self._mentioned(tree)
         self._fast_compiler, self._rec_compiler = self._compile_lets()
         self._rules = [self._compile(r, r.condition, r.message) for r in tree.rules]
         # (fast closure, the condition value that lets the episode pass, rule) for the hot loop
@@ -167,6 +168,30 @@ class RuleSet:
     @property
     def rule_names(self) -> list[str]:
         return [r.name for r in self.ast.rules]
+
+    def reads(self, name: str) -> bool:
+        """Does any rule, let or cell mention this name (a fact, say `shared_canaries`)?"""
+        return name in self._names
+
+    @staticmethod
+    def _mentioned(tree: ast.RuleSet) -> frozenset[str]:
+        roots: list[ast.Expr] = []
+        for item in tree.items:
+            if isinstance(item, ast.Let):
+                roots.append(item.expr)
+            elif isinstance(item, ast.Rule):
+                roots.append(item.condition)
+                if item.message is not None:
+                    roots.extend(p.expr for p in item.message.parts if isinstance(p, ast.Placeholder))
+            elif isinstance(item, ast.Classify):
+                roots.extend(c.condition for c in item.cells if c.condition is not None)
+        names = set()
+        while roots:
+            node = roots.pop()
+            if isinstance(node, ast.Name):
+                names.add(node.name)
+            roots.extend(ast.children(node))
+        return frozenset(names)
 
     # ---- building -----------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from litmus_rules._resources import episode_schema_path
 from litmus_rules.errors import FactsError
 
-__all__ = ["LoadedEpisode", "discover", "iter_episodes", "validate_episode"]
+__all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "validate_episode"]
 
 MAX_DOCUMENT_SIZE = 16 * 2**20  # one JSONL line, one JSON object, one YAML document
 MAX_FILE_SIZE = 64 * 2**20  # a YAML stream or JSON file, parsed from one buffer
@@ -469,9 +469,12 @@ def _json_docs(source: str, text: str) -> Iterator[LoadedEpisode]:
         yield _failed(source, index, e.message, e.code, line_at(max(e.pos, counted)))
 
 
-def _jsonl_docs(source: str, readline: Callable[[int], Any]) -> Iterator[LoadedEpisode]:
-    """One document per non-blank line, read line by line (bytes or text)."""
-    index = lineno = 0
+def _jsonl_docs(
+    source: str, readline: Callable[[int], Any], first_line: int = 0, first_index: int = 0
+) -> Iterator[LoadedEpisode]:
+    """One document per non-blank line, read line by line (bytes or text). A slice of a larger
+    file starts counting at `first_line` lines and `first_index` documents already read."""
+    index, lineno = first_index, first_line
     while raw := readline(MAX_DOCUMENT_SIZE + 1):
         lineno += 1
         if len(raw) > MAX_DOCUMENT_SIZE and raw[-1:] not in (b"\n", "\n"):
@@ -601,3 +604,84 @@ def iter_episodes(inputs: Sequence[str], *, stdin: TextIO | None = None) -> Iter
             yield from _guarded(STDIN, _sniffed_docs(STDIN, stdin if stdin is not None else sys.stdin))
         else:
             yield from _guarded(item, _file_docs(item))
+
+
+# ---- units of work: slices of the input that a worker process reads by itself ---------------------
+
+JSONL_CHUNK = 2**20  # bytes of JSONL per unit: small enough to spread, large enough to amortise
+
+
+@attrs.frozen
+class Unit:
+    """A whole file, or a byte range of a JSONL file starting at a line boundary."""
+
+    path: str
+    start: int = 0
+    stop: int | None = None  # None: to the end of the file
+    first_line: int = 0  # lines before `start`
+    first_index: int = 0  # documents before `start`
+    label: str | None = None  # the name to report instead of `path` (standard input, spooled)
+
+
+def plan_units(
+    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None
+) -> list[Unit | LoadedEpisode]:
+    """The inputs as units, in order; a path that cannot be used stays an error entry. Standard
+    input (`-`) is read from `stdin_path`, where the caller spooled it."""
+    out: list[Unit | LoadedEpisode] = []
+    for item in discover(inputs):
+        if item == "-":
+            if stdin_path is None:
+                raise ValueError("plan_units: `-` needs stdin_path")
+            out.append(Unit(stdin_path, label=STDIN))
+            continue
+        if isinstance(item, LoadedEpisode) or not item.lower().endswith(".jsonl"):
+            out.append(item if isinstance(item, LoadedEpisode) else Unit(item))
+            continue
+        try:
+            out.extend(_jsonl_units(item, chunk))
+        except OSError:
+            out.append(Unit(item))  # reading it again reports the error in input order
+    return out
+
+
+def _jsonl_units(path: str, chunk: int) -> list[Unit]:
+    units: list[Unit] = []
+    lines = docs = start = 0
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            block += fh.readline()  # end the unit at a line boundary
+            units.append(Unit(path, start, start + len(block), lines, docs))
+            start += len(block)
+            lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            docs += sum(1 for line in block.split(b"\n") if line.strip())
+    if len(units) == 1:
+        return [Unit(path)]
+    return units or [Unit(path)]
+
+
+def iter_unit(unit: Unit | LoadedEpisode) -> Iterator[LoadedEpisode]:
+    """The documents of one unit, exactly as `iter_episodes` reads them."""
+    if isinstance(unit, LoadedEpisode):
+        yield unit
+        return
+    if unit.label is not None:
+        with open(unit.path, encoding="utf-8-sig") as text_file:
+            yield from _guarded(unit.label, _sniffed_docs(unit.label, text_file))
+        return
+    if unit.start == 0 and unit.stop is None:
+        yield from _guarded(unit.path, _file_docs(unit.path))
+        return
+    with open(unit.path, "rb") as fh:
+        fh.seek(unit.start)
+        remaining = [unit.stop - unit.start if unit.stop is not None else 2**62]
+
+        def readline(limit: int) -> bytes:
+            line = fh.readline(min(limit, remaining[0]))
+            remaining[0] -= len(line)
+            return line
+
+        yield from _guarded(unit.path, _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index))

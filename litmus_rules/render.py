@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Any, Protocol, Sequence
 
 from litmus_rules.trace import RuleTrace, TraceNode
 from litmus_rules.values import UNKNOWN, short_repr
-from litmus_rules.verdict import ERROR, REJECTED, SCORED, Verdict
+from litmus_rules.verdict import ERROR, REJECTED, SCORED, RulesetInfo, Verdict
 
 LOCATION_WIDTH = 30
 TEXT_WIDTH = 72
@@ -82,7 +82,8 @@ def render_verdict(v: Verdict, explain: str = "fails") -> str:
     return "\n".join(lines)
 
 
-def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
+    """A plain left-aligned table with a rule under the header."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
@@ -90,53 +91,50 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
     return out
 
 
-def render_summary(verdicts: Sequence[Verdict]) -> str:
-    counts = Counter(v.verdict for v in verdicts)
+class Row(Protocol):
+    """What the batch summary needs of one episode (a Verdict, or the CLI's Outcome)."""
+
+    id: str | None
+    verdict: str
+    classification: str | None
+
+    @property
+    def rules(self) -> Sequence[str]: ...
+
+
+def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | None) -> str:
+    counts = Counter(r.verdict for r in rows)
     lines = []
-    if verdicts and verdicts[0].ruleset is not None:
-        info = verdicts[0].ruleset
-        lines.append(f"ruleset {info.name} version {info.version} ({info.hash[:19]})")
-    lines.append(
-        f"{len(verdicts)} episode(s): {counts[SCORED]} SCORED, {counts[REJECTED]} REJECTED, {counts[ERROR]} ERROR"
-    )
-    reasons = Counter(r.rule for v in verdicts if v.verdict == REJECTED for r in v.reasons)
+    if ruleset is not None:
+        lines.append(f"ruleset {ruleset.name} version {ruleset.version} ({ruleset.hash[:19]})")
+    lines.append(f"{len(rows)} episode(s): {counts[SCORED]} SCORED, {counts[REJECTED]} REJECTED, {counts[ERROR]} ERROR")
+    reasons = Counter(rule for r in rows if r.verdict == REJECTED for rule in r.rules)
     if reasons:
         lines.append("")
-        lines.extend(_table([(rule, str(n)) for rule, n in reasons.most_common()], ("reject reason", "episodes")))
-    classes = Counter(v.classification or "undecided" for v in verdicts if v.verdict == SCORED)
+        lines.extend(table([(rule, str(n)) for rule, n in reasons.most_common()], ("reject reason", "episodes")))
+    classes = Counter(r.classification or "undecided" for r in rows if r.verdict == SCORED)
     if classes:
         lines.append("")
-        lines.extend(_table([(c, str(n)) for c, n in classes.most_common()], ("classification", "episodes")))
+        lines.extend(table([(c, str(n)) for c, n in classes.most_common()], ("classification", "episodes")))
     lines.append("")
-    rows = []
-    for v in verdicts:
-        detail = ", ".join(r.rule for r in v.reasons) if v.verdict != SCORED else (v.classification or "undecided")
-        rows.append((v.id or "<no id>", v.verdict, detail))
-    lines.extend(_table(rows, ("id", "verdict", "reasons / classification")))
+    detail = []
+    for r in rows:
+        what = ", ".join(r.rules) if r.verdict == REJECTED else "input error" if r.verdict == ERROR else (
+            r.classification or "undecided")
+        detail.append((r.id or "<no id>", r.verdict, what))
+    lines.extend(table(detail, ("id", "verdict", "reasons / classification")))
     return "\n".join(lines)
 
 
-def render_text(verdicts: Sequence[Verdict], explain: str = "fails") -> str:
-    parts = [render_summary(verdicts)]
-    for v in verdicts:
-        if v.verdict != SCORED or explain == "full":
-            parts.append(render_verdict(v, explain))
-    return "\n\n".join(parts) + "\n"
-
-
-def verdict_json(v: Verdict) -> dict[str, Any]:
-    return v.to_json()
-
-
-def render_jsonl(verdicts: Iterable[Verdict]) -> Iterable[str]:
-    for v in verdicts:
-        yield json.dumps(v.to_json(), ensure_ascii=False, sort_keys=False) + "\n"
-
-
-def render_json(verdicts: Sequence[Verdict]) -> str:
-    counts = Counter(v.verdict for v in verdicts)
+def render_json(verdicts: Sequence[dict[str, Any]]) -> str:
+    """The `--format json` document: a summary and every verdict's contract JSON."""
+    counts = Counter(v["verdict"] for v in verdicts)
     doc = {
         "summary": {"episodes": len(verdicts), SCORED: counts[SCORED], REJECTED: counts[REJECTED], ERROR: counts[ERROR]},
-        "verdicts": [v.to_json() for v in verdicts],
+        "verdicts": list(verdicts),
     }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def json_line(verdict: dict[str, Any]) -> str:
+    return json.dumps(verdict, ensure_ascii=False) + "\n"
