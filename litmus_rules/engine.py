@@ -348,8 +348,11 @@ class RuleSet:
             kind = "evaluation_error"
         else:
             missing = tuple(trace.root.missing_paths()) if trace.root else ()
-            what = ", ".join(f"`{m}`" for m in missing) if missing else "a value the condition needs"
-            message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
+            if missing:
+                what = ", ".join(f"`{m}`" for m in missing)
+                message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
+            else:
+                message = "insufficient evidence: the condition is unknown"
             kind = "insufficient_evidence"
         return Reason(rule.name, message, kind, location, missing, trace)
 

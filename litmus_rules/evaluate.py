@@ -610,7 +610,8 @@ class Compiler:
             witness = env.hint[fast_slot]
             for i, x in enumerate(xs):
                 if x is witness:
-                    outer, env.rec = env.rec, {}  # keep nothing from a wrong guess
+                    # keep nothing from a wrong guess: neither its records nor the lets it computed
+                    outer, env.rec, lets = env.rec, {}, list(env.lets)
                     env.slots[slot] = x
                     try:
                         v = replay(env)
@@ -623,6 +624,7 @@ class Compiler:
                         outer.update(guessed)
                         outer[bind_key] = i
                         return True
+                    env.lets[:] = lets
                     return False
             return False
 

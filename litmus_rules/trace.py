@@ -26,8 +26,10 @@ class TraceNode:
     reads: str | None = None  # the concrete fact path this node read, e.g. `detector.signals[0].value`
     missing: str | None = None  # the fact path found missing here
     binding: Mapping[str, str] | None = None  # quantifier witness: variable -> concrete path
-    let: str | None = None  # this node names a let; its definition is the only child
+    let: str | None = None  # this node names a let; its definition is a child at its first mention
     children: tuple[TraceNode, ...] = ()
+    # The let's definition at every mention (shown once, but an unknown let is explained by it).
+    let_definition: TraceNode | None = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def location(self) -> str:
@@ -45,6 +47,8 @@ class TraceNode:
             if node.missing and node.missing not in out:
                 out.append(node.missing)
             stack.extend(reversed(node.children))
+            if node.let_definition is not None and node.let_definition not in node.children:
+                stack.append(node.let_definition)
         return out
 
     def errors(self) -> list[str]:
@@ -124,7 +128,7 @@ class TraceBuilder:
     def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], scope_vars: frozenset[str] = frozenset()):
         self.rec = rec
         self.lets = lets
-        self._expanded: set[str] = set()
+        self._expanded: dict[str, TraceNode] = {}
         self.scope_vars = scope_vars
 
     def build(self, e: ast.Expr, paths: Mapping[str, str] | None = None) -> TraceNode:
@@ -157,6 +161,7 @@ class TraceBuilder:
         children: list[TraceNode] = []
         binding: dict[str, str] | None = None
         reads = missing = let = None
+        let_definition: TraceNode | None = None
 
         if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
             reads = self._concrete(e, paths)
@@ -171,8 +176,9 @@ class TraceBuilder:
             if root.name in self.lets and root.name not in paths:
                 let = root.name
                 if root.name not in self._expanded:  # show each let's definition once per trace
-                    self._expanded.add(root.name)
-                    children.append(self._node(self.lets[root.name].expr, {}))
+                    self._expanded[root.name] = self._node(self.lets[root.name].expr, {})
+                    children.append(self._expanded[root.name])
+                let_definition = self._expanded[root.name]
             if gap is not None and root.name not in self.lets:
                 missing = reads  # the whole path the rule needed, not just its first absent key
             elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets:
@@ -211,6 +217,7 @@ class TraceBuilder:
             binding=binding or None,
             let=let,
             children=tuple(children),
+            let_definition=let_definition,
         )
 
 

@@ -7,7 +7,9 @@ def scan_comments(text: str) -> list[tuple[int, int, str]]:
     """(start, end, text) of every comment. Strings cannot span lines, so a per-line scan suffices."""
     out: list[tuple[int, int, str]] = []
     offset = 0
-    for line in text.splitlines(keepends=True):
+    # Only "\n" ends a line for the grammar (str.splitlines would also split on U+2028 and friends).
+    for line in text.split("\n"):
+        line += "\n"
         in_string = escaped = False
         for i, ch in enumerate(line):
             if in_string:
