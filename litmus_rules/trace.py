@@ -195,6 +195,9 @@ class TraceBuilder:
                 inner[b.name] = f"{coll}[{index}]" if coll else f"item {index} of the list"
                 if i is not None:
                     binding[b.name] = inner[b.name]
+                    element = _element(self.rec.get(id(b.collection)), i)
+                    if isinstance(element, dict) and isinstance(element.get("origin"), str):
+                        binding[b.name] += f" ({element['origin']})"  # a surface: say where it is
             children.append(self._node(e.body, inner))
         elif isinstance(e, ast.Comprehension):
             children.append(self._node(e.collection, paths))
@@ -219,6 +222,10 @@ class TraceBuilder:
             children=tuple(children),
             let_definition=let_definition,
         )
+
+
+def _element(collection: Any, i: int) -> Any:
+    return collection[i] if isinstance(collection, list) and 0 <= i < len(collection) else None
 
 
 def _is_path(e: ast.Expr) -> bool:
