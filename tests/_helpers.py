@@ -8,6 +8,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+# The note's two cases and the clean instance (examples/leaks/ has one episode per kind of leak).
+NOTE_EXAMPLES = [str(p) for p in sorted(EXAMPLES.glob("*.yaml"))]
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from litmus_rules.cli import main
-from _helpers import EXAMPLES, base_episode
+from _helpers import EXAMPLES, NOTE_EXAMPLES, base_episode
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -19,7 +19,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_check_examples_text(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check", str(EXAMPLES))
+    code, out, _ = run(capsys, "check", *NOTE_EXAMPLES)
     assert code == 1  # two of the shipped examples are contaminated
     assert "3 episode(s): 1 SCORED, 2 REJECTED, 0 ERROR" in out
     assert "REJECTED note-exfil-canary" in out and "null_control_clean" in out
@@ -27,7 +27,7 @@ def test_check_examples_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_check_jsonl_is_the_contract_shape_in_input_order(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check", str(EXAMPLES), "--format", "jsonl")
+    code, out, _ = run(capsys, "check", *NOTE_EXAMPLES, "--format", "jsonl")
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["id"] for r in rows] == ["clean-transfer-001", "note-exfil-canary", "note-poisoned-read-file"]
     for row in rows:

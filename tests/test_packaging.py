@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from _helpers import EXAMPLES, ROOT
+from _helpers import NOTE_EXAMPLES, ROOT
 
 import litmus_rules
 
@@ -54,7 +54,7 @@ def test_wheel_installs_into_a_fresh_venv_and_loads_the_shipped_rules(wheel: Pat
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "litmus.validity"
     cli = subprocess.run(
-        [str(python), "-m", "litmus_rules", "check", str(EXAMPLES), "--format", "jsonl"],
+        [str(python), "-m", "litmus_rules", "check", *NOTE_EXAMPLES, "--format", "jsonl"],
         cwd=workdir, capture_output=True, text=True,
     )
     assert cli.returncode == 1, cli.stderr

@@ -304,17 +304,28 @@ def _digest(paths: list[Path]) -> list[str]:
     return [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
 
 
+def _note_examples(tmp_path: Path) -> Path:
+    """The note's two cases and the clean instance, alone in a folder (examples/ has more)."""
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    for example in (CASE1, CASE2, CLEAN):
+        (folder / example.name).write_bytes(example.read_bytes())
+    return folder
+
+
 def test_output_is_valid_and_inputs_are_never_modified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    inputs = sorted(EXAMPLES.glob("*.yaml"))
+    examples = _note_examples(tmp_path)
+    tmp_path = tmp_path / "out"
+    inputs = sorted(examples.glob("*.yaml"))
     before = _digest(inputs)
-    code, _, _ = run(capsys, "preflight", EXAMPLES, "-o", tmp_path)
+    code, _, _ = run(capsys, "preflight", examples, "-o", tmp_path)
     assert code == 1 and _digest(inputs) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in inputs]  # same names, no temp files
     for path in tmp_path.iterdir():
         doc = load(path)
         assert validate_episode(doc, source=str(path)) is None
         assert list(doc["controls"]) == list(preflight.CONTROLS)  # trivial_empty/trivial_dump are schema-valid
-    code, _, err = run(capsys, "preflight", EXAMPLES, "-o", EXAMPLES)
+    code, _, err = run(capsys, "preflight", examples, "-o", examples)
     assert code == 2 and "inputs are never modified" in err and _digest(inputs) == before
 
 
@@ -351,7 +362,8 @@ def test_jsonl_to_stdout_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "preflight", EXAMPLES, STRUCTURED, "-o", tmp_path, "--format", "json")
+    examples = _note_examples(tmp_path)
+    code, out, err = run(capsys, "preflight", examples, STRUCTURED, "-o", tmp_path / "out", "--format", "json")
     report = json.loads(out)
     assert err == "" and report["exit_code"] == code == 1
     assert report["stub_version"] == stubs.STUB_VERSION and report["scorer"] == "declared detector"

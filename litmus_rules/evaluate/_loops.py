@@ -1,0 +1,423 @@
+"""Compiling quantifiers and comprehensions: the loops where the evaluation time goes.
+
+A mixin of `Compiler`: plain loops, fused loops for the commonest shapes (a comparison of the loop
+variable's field with a loop-invariant value), hoisting of inner collections that do not depend on
+the outer variable, and the recording versions that search with fast closures and replay only the
+element that decided.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from litmus_rules import ast
+from litmus_rules.evaluate._runtime import Env, Fn, _field_of, _member, _strict_eq, truth
+from litmus_rules.values import UNKNOWN, EvalFailure, type_name
+
+if TYPE_CHECKING:
+    from litmus_rules.evaluate._compiler import Compiler
+
+
+class LoopCompiler:
+    """The loop half of `Compiler` (see `_compiler.py` for the attributes it relies on)."""
+
+    recording: bool
+    twin: Compiler | None
+    binding_slots: dict[int, int]
+    hint_slots: dict[int, int]
+
+    if TYPE_CHECKING:
+
+        def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn: ...
+        def _new_slot(self) -> int: ...
+        def _slot_field(self, e: ast.Expr, scope: dict[str, int]) -> tuple[int, str] | None: ...
+
+    def _collection(self, b: ast.Binding, scope: dict[str, int], hoisted: int | None = None) -> Fn:
+        if hoisted is not None:  # evaluated once by the enclosing loop (see _quantifier), charged per use
+
+            def hoisted_get(env: Env) -> Any:
+                xs = env.slots[hoisted]
+                if xs.__class__ is list:
+                    env.budget -= len(xs) + 1
+                    if env.budget < 0:
+                        env.charge(0)
+                return xs
+
+            return hoisted_get
+        coll = self.compile(b.collection, scope)
+
+        def get(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN or xs is None:
+                return UNKNOWN
+            if not isinstance(xs, list):
+                raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
+            env.budget -= len(xs) + 1
+            if env.budget < 0:
+                env.charge(0)  # raises BudgetExceeded with its message
+            return xs
+
+        return get
+
+    def _quantifier(
+        self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None = None
+    ) -> Fn:
+        """`any x in xs, y in ys: body` compiles as nested single-binding loops."""
+        first, rest = bindings[0], bindings[1:]
+        coll = self._collection(first, scope, hoisted)
+        slot = self._new_slot()
+        self.binding_slots[id(first)] = slot
+        if self.recording:
+            return self._recording_quantifier(e, first, rest, coll, slot, scope)
+        inner = {**scope, first.name: slot}
+        if not rest:
+            if e.kind != "count":
+                fused = self._fused_loop(e, first, slot, coll, scope, inner, e.kind == "any")
+                if fused is not None:
+                    return fused
+            return self._loop(e, rest, coll, slot, self.compile(e.body, inner))
+        if first.name in _names(rest[0].collection):
+            return self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner))
+        # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
+        hoist = self._new_slot()
+        inner_coll = self._collection(rest[0], scope)
+        loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
+
+        def hoisting(env: Env) -> Any:
+            env.slots[hoist] = inner_coll(env)
+            return loop(env)
+
+        return hoisting
+
+    def _loop(self, e: ast.Quantifier, rest: list[ast.Binding], coll: Fn, slot: int, body: Fn) -> Fn:
+        body_node: ast.Expr = e.body
+        kind = e.kind
+        if kind == "count" and rest:
+            kind = "sum"  # count over several bindings: add up the inner counts
+
+        if kind == "any" or kind == "all":
+            decide = kind == "any"  # the body value that decides the whole quantifier
+            other = not decide
+
+            def quant(env: Env) -> Any:
+                xs = coll(env)
+                if xs is UNKNOWN:
+                    return UNKNOWN
+                slots = env.slots
+                unknown = False
+                for x in xs:
+                    slots[slot] = x
+                    v = body(env)
+                    if v is other:
+                        continue
+                    if v is not decide:
+                        v = truth(v, body_node) if not rest else v
+                        if v is UNKNOWN:
+                            unknown = True
+                            continue
+                    if v is decide:
+                        return decide
+                return UNKNOWN if unknown else other
+
+            return quant
+
+        def count(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            n = 0
+            unknown = False
+            for x in xs:
+                slots[slot] = x
+                v = body(env)
+                if kind == "sum":
+                    if v is UNKNOWN:
+                        unknown = True
+                    else:
+                        n += v
+                    continue
+                if v is not True and v is not False:
+                    v = truth(v, body_node)
+                if v is UNKNOWN:
+                    unknown = True
+                elif v:
+                    n += 1
+            return UNKNOWN if unknown else n
+
+        return count
+
+    def _recording_quantifier(
+        self, e: ast.Quantifier, first: ast.Binding, rest: list[ast.Binding], coll: Fn, slot: int, scope: dict[str, int]
+    ) -> Fn:
+        assert self.twin is not None
+        inner = {**scope, first.name: slot}
+        if rest:
+            search, replay = self.twin._quantifier(e, rest, inner), self._quantifier(e, rest, inner)
+        else:
+            search, replay = self.twin.compile(e.body, inner), self.compile(e.body, inner)
+        body_node, kind, bind_key = e.body, e.kind, ("bind", id(first))
+        decide = kind == "any"
+
+        hint_slots, binding_id = self.hint_slots, id(first)
+
+        def replay_hint(env: Env, xs: list[Any]) -> bool:
+            """Try the fast run's witness first: its slot still holds the element that decided."""
+            fast_slot = hint_slots.get(binding_id)
+            if env.hint is None or fast_slot is None:
+                return False
+            witness = env.hint[fast_slot]
+            for i, x in enumerate(xs):
+                if x is witness:
+                    # keep nothing from a wrong guess: neither its records nor the lets it computed
+                    outer, env.rec, lets = env.rec, {}, list(env.lets)
+                    env.slots[slot] = x
+                    try:
+                        v = replay(env)
+                        v = v if rest else truth(v, body_node)
+                    except EvalFailure:
+                        v = None
+                    assert outer is not None and env.rec is not None
+                    guessed, env.rec = env.rec, outer
+                    if v is decide:
+                        outer.update(guessed)
+                        outer[bind_key] = i
+                        return True
+                    env.lets[:] = lets
+                    return False
+            return False
+
+        def quant(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if kind != "count" and replay_hint(env, xs):
+                return decide
+            slots, rec = env.slots, env.rec
+            assert rec is not None
+            found = first_unknown = -1
+            total, unknown = 0, False
+            for i, x in enumerate(xs):
+                slots[slot] = x
+                try:
+                    v = search(env)
+                    if not rest:
+                        v = truth(v, body_node)
+                except EvalFailure:
+                    found = i  # replay it recorded, so the trace shows where it failed
+                    break
+                if kind == "count":
+                    if v is UNKNOWN:
+                        unknown = True
+                    else:
+                        total += v if rest else int(v)
+                elif v is decide:
+                    found = i
+                    break
+                elif v is UNKNOWN and first_unknown < 0:
+                    first_unknown = i
+            pick = found if found >= 0 else first_unknown if first_unknown >= 0 else len(xs) - 1
+            if pick >= 0:
+                slots[slot] = xs[pick]
+                rec[bind_key] = pick
+                replay(env)
+            if kind == "count":
+                return UNKNOWN if unknown else total
+            if found >= 0:
+                return decide
+            return UNKNOWN if first_unknown >= 0 else not decide
+
+        return quant
+
+    def _recording_comprehension(self, e: ast.Comprehension, coll: Fn, slot: int, inner: dict[str, int]) -> Fn:
+        assert self.twin is not None
+        element, cond = self.twin.compile(e.element, inner), None
+        if e.condition is not None:
+            cond = self.twin.compile(e.condition, inner)
+        rec_element = self.compile(e.element, inner)
+        rec_cond = self.compile(e.condition, inner) if e.condition is not None else None
+        cond_node = e.condition
+
+        def comprehension(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            out = []
+            for x in xs:
+                slots[slot] = x
+                try:
+                    keep = truth(cond(env), cond_node) if cond is not None else True  # type: ignore[arg-type]
+                    v = element(env) if keep is True else None
+                except EvalFailure:
+                    keep = v = UNKNOWN
+                if keep is UNKNOWN or v is UNKNOWN:  # record the element that made the list unknown
+                    if rec_cond is not None:
+                        rec_cond(env)
+                    rec_element(env)
+                    return UNKNOWN
+                if keep is True:
+                    out.append(v)
+            return out
+
+        return comprehension
+
+    def _fused_loop(
+        self,
+        e: ast.Quantifier,
+        binding: ast.Binding,
+        slot: int,
+        coll: Fn,
+        outer: dict[str, int],
+        inner: dict[str, int],
+        decide: bool,
+    ) -> Fn | None:
+        """`any x in xs: x.k in E` (or `==`) as one loop: the rule engine's hottest shape.
+
+        Each side of the comparison is read inline when it is `var.field`, or evaluated once before
+        the loop when it does not mention the loop variable. Same semantics as the general path.
+        """
+        body = e.body
+        if self.recording or not isinstance(body, ast.Compare) or body.op not in ("in", "=="):
+            return None
+        sides: list[tuple[int, str] | Fn] = []
+        for side in (body.left, body.right):
+            field = self._slot_field(side, inner)
+            if binding.name not in _names(side):
+                sides.append(self.compile(side, outer))  # loop-invariant: evaluated once
+            elif field is not None:
+                sides.append(field)
+            else:
+                return None
+        one = self._fused_one(sides, slot, coll, body, decide)
+        if one is not None:
+            return one
+        (lsf, lfn), (rsf, rfn) = [(s, None) if isinstance(s, tuple) else (None, s) for s in sides]
+        ls, lk = lsf if lsf else (0, "")
+        rs, rk = rsf if rsf else (0, "")
+        member = body.op == "in"
+        left_node, right_node = body.left, body.right
+
+        def fused(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return not decide
+            a = lfn(env) if lfn is not None else None  # invariant sides, once per loop
+            b = rfn(env) if rfn is not None else None
+            slots = env.slots
+            unknown = False
+            for x in xs:
+                slots[slot] = x
+                if lsf:
+                    o = slots[ls]
+                    a = o.get(lk, UNKNOWN) if o.__class__ is dict else _field_of(o, lk, left_node)
+                if rsf:
+                    o = slots[rs]
+                    b = o.get(rk, UNKNOWN) if o.__class__ is dict else _field_of(o, rk, right_node)
+                if member:
+                    v = a in b if (a.__class__ is str and b.__class__ is str) else _member(a, b, body)
+                elif a is UNKNOWN or b is UNKNOWN:
+                    v = UNKNOWN
+                else:
+                    v = _strict_eq(a, b)
+                if v is decide:
+                    return decide
+                if v is UNKNOWN:
+                    unknown = True
+            return UNKNOWN if unknown else not decide
+
+        return fused
+
+    def _fused_one(
+        self, sides: list[tuple[int, str] | Fn], slot: int, coll: Fn, body: ast.Compare, decide: bool
+    ) -> Fn | None:
+        """The commonest loop of all: `x.k in E` / `x.k == E` / `E in x.k` with E loop-invariant."""
+        (left, right) = sides
+        if isinstance(left, tuple) and not isinstance(right, tuple) and left[0] == slot:
+            (_, key), invariant, loop_left = left, right, True
+        elif isinstance(right, tuple) and not isinstance(left, tuple) and right[0] == slot:
+            (_, key), invariant, loop_left = right, left, False
+        else:
+            return None
+        node = body.left if loop_left else body.right
+        member, other = body.op == "in", not decide
+
+        def fused_one(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return other
+            inv = invariant(env)
+            if inv is UNKNOWN:
+                return UNKNOWN  # every comparison would be unknown
+            inv_str = inv.__class__ is str
+            unknown = False
+            for x in xs:
+                a = x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                if a is UNKNOWN:
+                    unknown = True
+                    continue
+                if member:
+                    if loop_left:
+                        v = (a in inv) if (inv_str and a.__class__ is str) else _member(a, inv, body)
+                    else:
+                        v = (inv in a) if (inv_str and a.__class__ is str) else _member(inv, a, body)
+                else:
+                    v = _strict_eq(a, inv)
+                if v is decide:
+                    env.slots[slot] = x
+                    return decide
+            return UNKNOWN if unknown else other
+
+        return fused_one
+
+    def _comprehension(self, e: ast.Comprehension, scope: dict[str, int]) -> Fn:
+        coll = self._collection(ast.Binding(e.name, e.collection, span=e.span), scope)
+        slot = self._new_slot()
+        inner = {**scope, e.name: slot}
+        if self.recording:
+            return self._recording_comprehension(e, coll, slot, inner)
+        element = self.compile(e.element, inner)
+        cond = self.compile(e.condition, inner) if e.condition is not None else None
+        cond_node = e.condition
+
+        def comprehension(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            out = []
+            for x in xs:
+                slots[slot] = x
+                if cond is not None:
+                    keep = cond(env)
+                    if keep is not True:
+                        if keep is False:
+                            continue
+                        keep = truth(keep, cond_node)  # type: ignore[arg-type]
+                        if keep is UNKNOWN:
+                            return UNKNOWN  # membership undecidable: the list itself is unknown
+                        if not keep:
+                            continue
+                v = element(env)
+                if v is UNKNOWN:
+                    return UNKNOWN
+                out.append(v)
+            return out
+
+        return comprehension
+
+
+def _names(e: ast.Expr) -> set[str]:
+    """Every bare name an expression mentions (a superset of its free variables)."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            out.add(node.name)
+        stack.extend(ast.children(node))
+    return out
