@@ -1,0 +1,65 @@
+"""The dependency direction the README describes, checked on the source (imports only)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import litmus_rules
+
+PACKAGE = Path(litmus_rules.__file__).resolve().parent
+
+
+def imports(module: Path) -> set[str]:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def modules() -> dict[str, set[str]]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        out[name] = imports(path)
+    return out
+
+
+def importers(prefix: str) -> set[str]:
+    return {m for m, deps in modules().items() if any(d == prefix or d.startswith(prefix + ".") for d in deps)}
+
+
+def test_only_syntax_imports_lark() -> None:
+    assert {m for m in importers("lark") if not m.startswith("litmus_rules.syntax")} == set()
+
+
+def test_only_the_loader_reads_json_schema_validation() -> None:
+    assert importers("jsonschema") == {"litmus_rules.load"}
+
+
+def test_yaml_is_read_and_written_only_at_the_edges() -> None:
+    assert importers("yaml") <= {"litmus_rules.load", "litmus_rules.preflight", "litmus_rules.ruletest"}
+
+
+def test_the_evaluator_knows_neither_parser_nor_checker() -> None:
+    evaluator = {m: d for m, d in modules().items() if m.startswith("litmus_rules.evaluate")}
+    for module, deps in evaluator.items():
+        assert not {d for d in deps if d.startswith(("litmus_rules.syntax", "litmus_rules.check"))}, module
+
+
+def test_the_ast_depends_only_on_source() -> None:
+    deps = {d for d in modules()["litmus_rules.ast"] if d.startswith("litmus_rules")}
+    assert deps <= {"litmus_rules.source"}
+
+
+def test_only_the_command_line_modules_print() -> None:
+    printers = set()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "print" for n in ast.walk(tree)):
+            printers.add(path.stem)
+    assert printers <= {"cli", "cli_authoring", "preflight"}
