@@ -213,6 +213,7 @@ class RuleSet:
         index = {name: i for i, name in enumerate(self._lets)}
         compilers = (Compiler(self.params, index, recording=False), Compiler(self.params, index, recording=True))
         compilers[1].hint_slots = compilers[0].binding_slots
+        compilers[1].hint_results = compilers[0].result_slots
         for compiler in compilers:
             # let_fns is filled after every let is compiled: lets may refer to each other in any order
             fns = [compiler.compile(let.expr, {}) for let in self._lets.values()]

@@ -27,8 +27,10 @@ class Compiler(LoopCompiler):
         self._slot_counter = _slot_counter if _slot_counter is not None else [0]
         self.let_fns: list[Fn] = []
         self.binding_slots: dict[int, int] = {}  # id(ast.Binding) -> slot, for message placeholders
-        # A recording compiler's view of the fast compiler's binding slots (set by the engine).
+        # A recording compiler's view of the fast compiler's binding and result slots (set by the engine).
         self.hint_slots: dict[int, int] = {}
+        self.result_slots: dict[int, int] = {}  # id(first ast.Binding) -> slot of a top-level loop's result
+        self.hint_results: dict[int, int] = {}
         # A recording compiler searches quantifier loops with fast closures and records only the
         # element that decided: a trace shows the witness, and costs one body evaluation per loop.
         self.twin: Compiler | None = None

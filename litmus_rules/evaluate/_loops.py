@@ -25,6 +25,8 @@ class LoopCompiler:
     twin: Compiler | None
     binding_slots: dict[int, int]
     hint_slots: dict[int, int]
+    result_slots: dict[int, int]
+    hint_results: dict[int, int]
 
     if TYPE_CHECKING:
 
@@ -62,7 +64,26 @@ class LoopCompiler:
     def _quantifier(
         self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None = None
     ) -> Fn:
-        """`any x in xs, y in ys: body` compiles as nested single-binding loops."""
+        """`any x in xs, y in ys: body` compiles as nested single-binding loops.
+
+        A top-level `any`/`all` (outside every loop, so evaluated at most once per episode) also
+        leaves its result in a slot: a recording run that finds it decided nothing skips its search.
+        """
+        fn = self._quantifier_fn(e, bindings, scope, hoisted)
+        if self.recording or scope or e.kind == "count":
+            return fn
+        result = self._new_slot()
+        self.result_slots[id(bindings[0])] = result
+
+        def remembering(env: Env) -> Any:
+            value = env.slots[result] = fn(env)
+            return value
+
+        return remembering
+
+    def _quantifier_fn(
+        self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None
+    ) -> Fn:
         first, rest = bindings[0], bindings[1:]
         coll = self._collection(first, scope, hoisted)
         slot = self._new_slot()
@@ -187,10 +208,19 @@ class LoopCompiler:
                     return False
             return False
 
+        result_slot = self.hint_results.get(binding_id) if not scope else None
+
         def quant(env: Env) -> Any:
             xs = coll(env)
             if xs is UNKNOWN:
                 return UNKNOWN
+            if kind != "count" and env.hint is not None and result_slot is not None:
+                if env.hint[result_slot] is (not decide):  # no element decided: show the last one
+                    if xs:
+                        env.slots[slot] = xs[-1]
+                        env.rec[bind_key] = len(xs) - 1  # type: ignore[index]
+                        replay(env)
+                    return not decide
             if kind != "count" and replay_hint(env, xs):
                 return decide
             slots, rec = env.slots, env.rec
