@@ -249,6 +249,118 @@ def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
         raise EvalFailure(str(exc)) from None
 
 
+SURFACES = t.list_of(t.obj({"text": t.STR, "origin": t.STR}, closed=False))
+SURFACE_WITNESS = t.union(
+    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR, "origin": t.STR}, closed=False), t.BOOL
+)
+
+
+@attrs.frozen
+class _SurfaceTexts:
+    """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order."""
+
+    texts: tuple[str, ...]
+    owners: tuple[int, ...]  # index in the list of each text's surface
+    unknown: bool  # a surface without `text` (the loop's body would be unknown there)
+    failure: str | None  # what the first malformed element is (the loop fails there)
+    cost: int
+
+
+# The last few lists read, with their texts: a call's cost reads its list, then the call does,
+# then the next call over the same list (rule values are never changed in place; the length and
+# end elements are compared all the same). A list held here is never another list at the same id.
+_recent_texts: tuple[tuple[list[Any], int, Any, Any, _SurfaceTexts], ...] = ()
+
+
+def _surface_texts(surfaces: Any) -> _SurfaceTexts:
+    global _recent_texts
+    for held, size, first, last, known in _recent_texts:
+        if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
+            return known
+    texts: list[str] = []
+    owners: list[int] = []
+    unknown = False
+    failure = None
+    for i, s in enumerate(surfaces if isinstance(surfaces, list) else ()):
+        text = s.get("text", UNKNOWN) if isinstance(s, dict) else None
+        if isinstance(text, str):
+            texts.append(text)
+            owners.append(i)
+        elif text is UNKNOWN:
+            unknown = True
+        else:
+            failure = type_name(s) if not isinstance(s, dict) else f"a `text` that is {type_name(text)}"
+            break
+    # what one call of `collides` or `leaks` per text charges (less the token's length)
+    cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
+    found = _SurfaceTexts(tuple(texts), tuple(owners), unknown, failure, max(cost, 1))
+    if isinstance(surfaces, list):
+        ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
+        _recent_texts = ((surfaces, len(surfaces), *ends, found), *_recent_texts[:3])
+    return found
+
+
+def _first_surface(fn: str, surfaces: Any, known: bool, search: Callable[[tuple[str, ...]], Any]) -> Any:
+    """A witness for the first surface `search` finds (with its `origin`), decided as
+    `any t in surfaces: <per-text built-in>(..., t.text)` would be: true at the first hit; else an
+    error at the first malformed surface; else unknown if a surface had no text or if another
+    argument is unknown (`known` false: `search` is not run) and there was a text; else false."""
+    if surfaces is UNKNOWN:
+        return UNKNOWN
+    _need(surfaces, list, "a list of surfaces", fn)
+    st = _surface_texts(surfaces)
+    found = search(st.texts) if st.texts and known else None
+    if found is not None:
+        index, witness = found
+        return _found({**witness.to_fact(), "origin": surfaces[st.owners[index]].get("origin")})
+    if st.failure is not None:
+        raise EvalFailure(f"`{fn}` expects surfaces (objects with a text), got {st.failure}")
+    return UNKNOWN if st.unknown or (st.texts and not known) else False
+
+
+@builtin(
+    "leak",
+    [Param("token", t.STR), Param("surfaces", SURFACES)],
+    SURFACE_WITNESS,
+    "The first surface the token leaks into (as `leaks(token, t.text)` for each `t` in order), "
+    "with the witness and the surface's `origin`; false when none.",
+    sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the token
+    cost=lambda args: _surface_texts(args[1]).cost + 4 * len(_surface_texts(args[1]).texts) * (
+        len(args[0]) // 64 if isinstance(args[0], str) else 0),
+)
+def _leak(token: Any, surfaces: Any) -> Any:
+    from litmus_rules.matching import first_leak
+
+    def search(texts: tuple[str, ...]) -> Any:
+        _need(token, str, "a string", "leak")
+        return first_leak(token, texts)
+
+    return _first_surface("leak", surfaces, token is not UNKNOWN, search)
+
+
+@builtin(
+    "collision",
+    [Param("signal", SIGNAL), Param("surfaces", SURFACES), Param("min_len", t.NUM, 6)],
+    SURFACE_WITNESS,
+    "The first surface a substring or regex signal collides with (as `collides(signal, t.text, "
+    "min_len)` for each `t` in order), with the witness and the surface's `origin`; false when none.",
+    sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the signal
+    cost=lambda args: _surface_texts(args[1]).cost,
+)
+def _collision(signal: Any, surfaces: Any, min_len: Any = 6) -> Any:
+    from litmus_rules.matching import RegexUnknown, first_collision
+
+    def search(texts: tuple[str, ...]) -> Any:
+        _need(signal, dict, "a signal object", "collision")
+        try:
+            return first_collision(signal, texts, int(min_len))
+        except RegexUnknown as exc:
+            raise EvalFailure(str(exc)) from None
+
+    known = signal is not UNKNOWN and min_len is not UNKNOWN
+    return _first_surface("collision", surfaces, known, search)
+
+
 @builtin(
     "fillable_argument",
     [Param("signal", SIGNAL), Param("tools", t.list_of(t.ANY))],

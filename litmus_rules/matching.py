@@ -4,11 +4,13 @@
   "Reading the note" 4-5).
 - `collides(signal, text)`: a text signal (substring/regex) matches a text or a derived form of it,
   or partially overlaps it (point 2).
-- `tool_call_collisions(signal, tools)`: a tool_call signal's argument value is one the harness
-  fills in itself: a default, const or one-value enum (point 3).
-- `regex_search`: bounded-time regex search; linear-time RE2 when the pattern allows, else the
-  `regex` module under a timeout. A regex that cannot be settled raises `RegexUnknown`, which the
-  rules treat as unknown (fail closed).
+- `tool_call_collisions(signal, tools)` (signals.py): a tool_call signal's argument value is one
+  the harness fills in itself: a default, const or one-value enum (point 3).
+- `first_leak(token, texts)`, `first_collision(signal, texts)`: the first of many texts (an
+  episode's surfaces) that a token leaks into or a signal collides with, as if each text were
+  tested in order, but in one pass over all the texts for the common case (joined.py).
+- `regex_search` (regexes.py): bounded-time regex search; a regex that cannot be settled raises
+  `RegexUnknown`, which the rules treat as unknown (fail closed).
 
 Texts are searched through `normalize.forms`; the forms of a text are cached (texts are reused
 across many tokens and signals), as are the needles derived from a token.
@@ -18,17 +20,15 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import re
 import threading
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 import attrs
-import re2
-import regex
 
 from litmus_rules.errors import EvaluationError
+from litmus_rules.joined import EVERY_TEXT, KEY_FORM, Probe, first_match
 from litmus_rules.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
@@ -36,14 +36,25 @@ from litmus_rules.normalize import (
     encoded_forms,
     forms,
     full_normalise,
-    path_casefold_key,
-    path_key,
-    percent_decode,
 )
-from litmus_rules.surfaces import render_value, tool_surfaces
+from litmus_rules.regexes import (  # noqa: F401 - re-exported: part of this module's API
+    MAX_PATTERN_LEN,
+    REGEX_TIMEOUT,
+    RegexUnknown,
+    _compile,
+    _flag_prefix,
+    _regex_literals,
+    joinable,
+    regex_literals,
+    regex_search,
+)
+from litmus_rules.signals import (  # noqa: F401 - re-exported: part of this module's API
+    Signal,
+    _is_ignorecase,
+    _text_signal,
+    tool_call_collisions,
+)
 
-REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
-MAX_PATTERN_LEN = 10_000
 MATCHED_MAX = 120
 
 
@@ -183,213 +194,6 @@ def leaks(token: str, text: str) -> Witness | None:
     return _find(token, text_forms(text), casefold_ok=True)
 
 
-# --- signals -----------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Signal:
-    """One entry of `detector.signals`."""
-
-    id: str
-    kind: str  # substring | regex | tool_call
-    value: str | None = None
-    flags: tuple[str, ...] = ()
-    tool: str | None = None
-    arguments: Mapping[str, Any] | None = None
-
-    @classmethod
-    def from_fact(cls, d: Mapping[str, Any] | Signal) -> Signal:
-        if isinstance(d, Signal):
-            return d
-        if not isinstance(d, Mapping):
-            raise EvaluationError(f"a signal must be a mapping, got {type(d).__name__}")
-        value = d.get("value")
-        flags = d.get("flags") or ()
-        arguments = d.get("arguments")
-        tool = d.get("tool")
-        return cls(
-            id=str(d.get("id", "")),
-            kind=str(d.get("kind", "")),
-            value=value if value is None or isinstance(value, str) else render_value(value),
-            flags=tuple(str(f) for f in flags) if isinstance(flags, (list, tuple)) else (str(flags),),
-            tool=tool if tool is None or isinstance(tool, str) else str(tool),
-            arguments=arguments if isinstance(arguments, Mapping) else None,
-        )
-
-    @property
-    def ignorecase(self) -> bool:
-        return _is_ignorecase(self.flags)
-
-
-# --- bounded regex ----------------------------------------------------------------------------
-
-
-class RegexUnknown(EvaluationError):
-    """A regex could not be evaluated (invalid, too long, or not finished in bounded time)."""
-
-
-_FLAG_LETTERS = {
-    "ignorecase": "i", "i": "i", "multiline": "m", "m": "m", "dotall": "s", "s": "s",
-}
-
-
-def _short(pattern: str) -> str:
-    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
-
-
-@functools.lru_cache(maxsize=256)
-def _flag_prefix(pattern: str, flags: tuple[str, ...]) -> str:
-    letters = set()
-    for f in flags:
-        letter = _FLAG_LETTERS.get(str(f).lower())
-        if letter is None:
-            raise RegexUnknown(f"regex {_short(pattern)} has an unknown flag {f!r} "
-                               "(known: ignorecase, multiline, dotall)")
-        letters.add(letter)
-    return f"(?{''.join(sorted(letters))})" if letters else ""
-
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # failures fall back to the regex module; don't spam stderr
-
-
-@functools.lru_cache(maxsize=512)
-def _compile(pattern: str, prefix: str) -> tuple[str, Any]:
-    """("re2", compiled) | ("regex", compiled) | ("error", message): errors are cached too."""
-    if len(pattern) > MAX_PATTERN_LEN:
-        return ("error", f"regex pattern is {len(pattern)} characters long "
-                         f"(limit {MAX_PATTERN_LEN}); treated as unknown")
-    try:
-        return ("re2", re2.compile(prefix + pattern, _RE2_OPTIONS))
-    except (re2.error, UnicodeEncodeError):
-        pass  # backreferences, lookaround, lone surrogates...: try the timed engine
-    try:
-        return ("regex", regex.compile(prefix + pattern, regex.V0))
-    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
-        return ("error", f"invalid regex {_short(pattern)}: {exc}")
-
-
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[int, str] | None:
-    """First match of `pattern` in `text` as (offset, matched text), or None.
-
-    RE2 (linear time) when the pattern compiles there; otherwise the `regex` module with a
-    REGEX_TIMEOUT-second limit. Raises RegexUnknown when the pattern is invalid, longer than
-    MAX_PATTERN_LEN, or the search does not finish in time.
-    Known differences from Python's `re` under RE2: \\w, \\d, \\s, \\b are ASCII-only, and `$`
-    without multiline matches only at the very end (not before a final newline).
-    """
-    engine, compiled = _compile(pattern, _flag_prefix(pattern, tuple(flags)))
-    if engine == "error":
-        raise RegexUnknown(compiled)
-    if engine == "re2":
-        try:
-            m = compiled.search(text)
-        except UnicodeEncodeError:
-            # Lone surrogates cannot be UTF-8 encoded for RE2; one-for-one replacement keeps offsets.
-            m = compiled.search(_SURROGATES.sub("\ufffd", text))
-    else:
-        try:
-            m = compiled.search(text, timeout=REGEX_TIMEOUT)
-        except TimeoutError:
-            raise RegexUnknown(
-                f"regex {_short(pattern)} did not finish within {REGEX_TIMEOUT} s on "
-                f"{len(text)} characters; treated as unknown"
-            ) from None
-    if m is None:
-        return None
-    return m.start(), m.group()
-
-
-def regex_literals(pattern: str) -> list[str]:
-    """Literal runs of a regex, longest first: text that a match of (a branch of) it contains.
-
-    Conservative and simple: escaped punctuation is literal; metacharacters, classes, groups
-    and escapes like \\d end a run; a character made optional by ?, * or {0,...} is dropped.
-    Runs from every alternative and optional group are kept (an overlap with any is suspicious).
-    """
-    runs: list[str] = []
-    cur: list[str] = []
-
-    def flush() -> None:
-        if cur:
-            runs.append("".join(cur))
-            cur.clear()
-
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            nxt = pattern[i + 1 : i + 2]
-            if nxt and not nxt.isalnum():
-                cur.append(nxt)
-            else:
-                flush()  # \d \w \b \1 \n \x41 ...: not a plain literal character
-            i += 2
-        elif c == "[":
-            flush()
-            i = _skip_class(pattern, i)
-        elif c in "*?":
-            if cur:
-                cur.pop()
-            flush()
-            i += 1
-        elif c == "{" and (quant := re.match(r"\{(\d*)(,\d*)?\}", pattern[i:])):
-            if quant.group(1) in ("", "0") and cur:
-                cur.pop()
-            flush()
-            i += quant.end()
-        elif c == "(":
-            flush()
-            i = _skip_group_prefix(pattern, i + 1)
-        elif c in "+.|^$)":
-            flush()
-            i += 1
-        else:
-            cur.append(c)
-            i += 1
-    flush()
-    return sorted({r for r in runs if r}, key=lambda r: (-len(r), r))
-
-
-@functools.lru_cache(maxsize=1024)
-def _regex_literals(pattern: str) -> tuple[str, ...]:
-    return tuple(regex_literals(pattern))
-
-
-def _skip_class(pattern: str, i: int) -> int:
-    """Index just past the character class starting at pattern[i] == '['."""
-    j = i + 1
-    if pattern[j : j + 1] == "^":
-        j += 1
-    if pattern[j : j + 1] == "]":
-        j += 1  # a leading ']' is literal
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return j + 1
-
-
-def _skip_group_prefix(pattern: str, i: int) -> int:
-    """Index past "(?:", "(?P<name>", "(?i)", "(?<=", ... where pattern[i-1] == '('."""
-    if pattern[i : i + 1] != "?":
-        return i
-    rest = pattern[i + 1 :]
-    if rest[:1] in (":", "=", "!", ">", "|"):
-        return i + 2
-    if rest[:2] in ("<=", "<!"):
-        return i + 3
-    if rest[:2] == "P<" or (rest[:1] == "<"):
-        end = pattern.find(">", i)
-        return end + 1 if end >= 0 else len(pattern)
-    if rest[:1] in ("#", "(") or rest[:2] == "P=":
-        end = pattern.find(")", i)
-        return end + 1 if end >= 0 else len(pattern)
-    m = re.match(r"[aiLmsux-]*[:)]", rest)  # inline flags
-    return i + 1 + m.end() if m else i + 1
-
-
 # --- collisions --------------------------------------------------------------------------------
 
 _WORD_RE = re.compile(r"\w+")
@@ -500,6 +304,10 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
     _require_text(text, "collides()")
     if kind == "tool_call":
         return None
+    return _collision(kind, value, flags, min_len, text)
+
+
+def _collision(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str) -> Witness | None:
     ignorecase = _is_ignorecase(flags)
     derived = text_forms(text)
     if kind == "substring":
@@ -531,130 +339,98 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
     return _partial_overlap(literals, derived, min_len, ignorecase)
 
 
-@functools.lru_cache(maxsize=256)
-def _is_ignorecase(flags: tuple[str, ...]) -> bool:
-    return any(f.lower() in ("ignorecase", "i") for f in flags)
+# --- many texts at once ------------------------------------------------------------------------
+# `first_leak` and `first_collision` give the answer of testing each text in order, with one pass
+# over all the texts for the common case (joined.py). Their probes must find every *plain* text
+# on which the exact test succeeds. A form of a plain text T that holds a view with key K is the
+# text of T's segment in the joined form KEY_FORM[K] (joined.py); so a test that looks for
+# something in the forms holding some views is matched by a probe that looks for it in the
+# joined forms of those views' keys.
 
 
-def _text_signal(signal: Mapping[str, Any] | Signal) -> tuple[str, str, tuple[str, ...]]:
-    """(kind, value, flags) of a signal; cheaper than Signal.from_fact on the hot path."""
-    sig_id: Any
-    kind: Any
-    value: Any
-    if isinstance(signal, Signal):
-        sig_id, kind, value, flags = signal.id, signal.kind, signal.value, signal.flags
-    elif type(signal) is dict or isinstance(signal, Mapping):
-        sig_id, kind, value = signal.get("id"), signal.get("kind"), signal.get("value")
-        raw_flags = signal.get("flags") or ()
-        if isinstance(raw_flags, (list, tuple)):
-            flags = tuple(raw_flags if all(type(f) is str for f in raw_flags) else map(str, raw_flags))
-        else:
-            flags = (str(raw_flags),)
-    else:
-        raise EvaluationError(f"a signal must be a mapping, got {type(signal).__name__}")
-    if kind == "tool_call":
-        return kind, "", flags
-    if kind not in ("substring", "regex"):
-        raise EvaluationError(f"signal {sig_id!r} has unknown kind {kind!r}")
-    if value is None:
-        raise EvaluationError(f"{kind} signal {sig_id!r} has no value")
-    return kind, value if isinstance(value, str) else render_value(value), flags
+@functools.lru_cache(maxsize=1024)
+def _leak_probe(token: str) -> Probe:
+    # `_find(token, forms, casefold_ok=True)` looks for `_needles(token, key)` in each form, for
+    # the key of each of its views (`_plan`).
+    literals: dict[str, set[str]] = {}
+    for key in KEYS:
+        literals.setdefault(KEY_FORM[key], set()).update(needle for _, needle in _needles(token, key))
+    return Probe.of(literals)
 
 
-# --- tool_call signals ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=512)
+def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int) -> Probe:
+    """A superset of the plain texts `_collision(kind, value, flags, min_len, text)` accepts.
 
-_VALUE_KEYS = (
-    ("raw", lambda s: s),
-    ("normalised", full_normalise),
-    ("path canonicalised", path_key),
-    ("normalised > path canonicalised", path_casefold_key),
-    ("percent-decoded > path canonicalised", lambda s: path_casefold_key(percent_decode(s))),
-)
-_FILLABLE = ("schema_default", "schema_const", "schema_enum")
-
-
-def _flatten(arguments: Mapping[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
-    """{"opts": {"path": x}} -> [("opts", {...}), ("opts.path", x)]."""
-    out: list[tuple[str, Any]] = []
-    for name, value in arguments.items():
-        path = f"{prefix}{name}"
-        out.append((path, value))
-        if isinstance(value, Mapping) and depth < 16:
-            out.extend(_flatten(value, f"{path}.", depth + 1))
-    return out
-
-
-def _same_value(expected: Any, schema_text: str) -> str | None:
-    """The transform under which a signal's argument value equals a schema value, else None."""
-    if not isinstance(expected, str):
-        try:
-            parsed = json.loads(schema_text)
-        except ValueError:
-            parsed = schema_text
-        if parsed == expected and type(parsed) is type(expected):
-            return "raw"
-        expected = render_value(expected)
-    for name, fn in _VALUE_KEYS:
-        if fn(expected) == fn(schema_text):
-            return name
-    return None
-
-
-def _dig(schema_text: str, keys: Sequence[str]) -> tuple[bool, Any]:
-    """The value at `keys` inside a JSON object default/const (found?, value)."""
-    try:
-        value: Any = json.loads(schema_text)
-    except ValueError:
-        return False, None
-    for k in keys:
-        if not isinstance(value, Mapping) or k not in value:
-            return False, None
-        value = value[k]
-    return True, value
-
-
-def tool_call_collisions(signal: Mapping[str, Any] | Signal,
-                         tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Argument values of a tool_call signal that the harness fills in by itself.
-
-    A value collides when it equals (raw, normalised, or as a canonical path) the `default`,
-    `const` or one-value `enum` of the same argument in the named tool's input schema (nested
-    arguments as dotted names; an object default is looked into). Values that only appear in
-    descriptions, examples or injected text do not collide. Returns one dict per collision:
-    {argument, value (the schema's, as text), origin, kind, transform}.
+    (a) substring: `_find` with casefold_ok = ignorecase (as for leaks, less the case-folded
+        keys unless ignorecase); regex: the pattern in the forms holding a view it is run on (a
+        case-preserving one, or any if ignorecase), when `joinable` (then an RE2 match inside
+        a text is one at the same place of the join).
+    (b) partial overlap: `_overlap_in` needs one of the min_len-grams of the literal (as the
+        form's view key normalises it, keys of `_OVERLAP_KEYS[ignorecase]`) in the form's text
+        (`_shares_gram`).
     """
-    sig = Signal.from_fact(signal)
-    if sig.kind != "tool_call" or not sig.arguments or not isinstance(tools, Sequence):
-        return []
-    wanted = _flatten(sig.arguments)
-    out: list[dict[str, Any]] = []
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
-            continue
-        if sig.tool is not None and tool.get("name") != sig.tool:
-            continue
-        surfaces = [s for s in tool_surfaces(tool, index) if s.kind in _FILLABLE and s.argument]
-        enum_sizes = collections.Counter(
-            (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
-        )
-        for s in surfaces:
-            if s.kind == "schema_enum" and enum_sizes[(s.origin.rpartition("[")[0], s.argument)] != 1:
-                continue
-            assert s.argument is not None  # filtered above
-            for name, expected in wanted:
-                if name == s.argument:
-                    transform = _same_value(expected, s.text)
-                elif name.startswith(f"{s.argument}.") and s.kind != "schema_enum":
-                    found, inner = _dig(s.text, name[len(s.argument) + 1 :].split("."))
-                    transform = _same_value(expected, render_value(inner)) if found else None
-                else:
-                    continue
-                if transform is not None:
-                    out.append({
-                        "argument": name,
-                        "value": s.text,
-                        "origin": s.origin,
-                        "kind": s.kind,
-                        "transform": transform,
-                    })
-    return out
+    ignorecase = _is_ignorecase(flags)
+    if (kind == "substring" and value == "") or min_len < 1:
+        return EVERY_TEXT
+    keys = [key for key in KEYS if ignorecase or key not in CASEFOLDED_KEYS]
+    literals: dict[str, set[str]] = {}
+    patterns: list[tuple[str, Any]] = []
+    if kind == "substring":
+        for key in keys:
+            literals.setdefault(KEY_FORM[key], set()).update(needle for _, needle in _needles(value, key))
+        overlap_literals: tuple[str, ...] = (value,)
+    else:
+        engine, compiled = _compile(value, _flag_prefix(value, flags))
+        if engine != "re2" or not joinable(value):
+            return EVERY_TEXT  # the timed engine, or an error raised on the first text
+        patterns = [(form, compiled) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
+        overlap_literals = _regex_literals(value)
+    for key in _OVERLAP_KEYS[ignorecase]:
+        grams = literals.setdefault(KEY_FORM[key], set())
+        for literal in overlap_literals:
+            lit = KEYS[key](literal)
+            if len(lit) >= min_len:
+                grams.update(_grams(lit, min_len)[1])
+    return Probe.of(literals, patterns)
+
+
+def _require_texts(texts: Sequence[str], what: str) -> tuple[str, ...]:
+    texts = tuple(texts)
+    if not all(isinstance(text, str) for text in texts):
+        bad = next(text for text in texts if not isinstance(text, str))
+        raise EvaluationError(f"{what} expects texts, got {type(bad).__name__}")
+    return texts
+
+
+def first_leak(token: str, texts: Sequence[str]) -> tuple[int, Witness] | None:
+    """The first of `texts` that `token` leaks into, and the witness: (index, witness) or None.
+
+    The same answer as `leaks(token, text)` tried on each text in order, in one pass over the
+    texts for most of them (see joined.py).
+    """
+    texts = _require_texts(texts, "leaks()")
+    _require_text(token, "leaks()")
+    if not texts or not token.strip() or not full_normalise(token).strip():
+        return None
+    return first_match(texts, lambda: _leak_probe(token),
+                       lambda text: _find(token, text_forms(text), casefold_ok=True), ("leak", token))
+
+
+def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str],
+                    min_len: int = 6) -> tuple[int, Witness] | None:
+    """The first of `texts` a text signal collides with, and the witness: (index, witness) or None.
+
+    The same answer as `collides(signal, text, min_len)` tried on each text in order, including
+    the RegexUnknown it raises on the first text for a regex that cannot be evaluated; in one
+    pass over the texts for substrings and most regexes (see joined.py). No texts: None.
+    """
+    texts = _require_texts(texts, "collides()")
+    if not texts:
+        return None
+    kind, value, flags = _text_signal(signal)
+    if kind == "tool_call":
+        return None
+    return first_match(texts, lambda: _collision_probe(kind, value, flags, min_len),
+                       lambda text: _collision(kind, value, flags, min_len, text),
+                       ("collision", kind, value, flags, min_len))

@@ -12,11 +12,11 @@ nfkc                      nfkc                              yes
 casefold                  casefold                          yes
 full_normalise            normalised                        yes
 skeleton                  confusable skeleton               yes (on its own output)
-json_unescape             json unescaped                    no ("\\\\u0041" -> "\\u0041" -> "A")
-html_unescape             html unescaped                    yes for < 8 layers of escaping
-percent_decode            percent-decoded                   yes for < 16 layers of encoding
-canonical_path            path canonicalised                yes
-base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
+json_unescape             json unescaped                    (decoding.py)
+html_unescape             html unescaped                    (decoding.py)
+percent_decode            percent-decoded                   (decoding.py)
+canonical_path            path canonicalised                (decoding.py)
+base64_spans / hex_spans  base64 / hex                      (decoding.py)
 ========================  ================================  ============
 
 "normalised" is the full chain: format characters removed > unicode tags decoded > NFKC > casefold
@@ -28,24 +28,40 @@ must be applied to a token (or signal value) so that both sides are normalised t
 
 Bounds: decoders cap their iterations and decoded bytes; `forms` caps the total size of derived
 text at 8x the input + 1 MiB (lower-priority forms are dropped past that, see `FORMS_BUDGET_*`).
+Cost: `forms` only looks into base64-alphabet runs when a linear-time RE2 scan finds one that can
+decode (`decoding.candidate_runs`): prose and identifiers skip the 10-30x slower `re` scan.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import functools
-import html
-import posixpath
 import re
 import unicodedata
-import urllib.parse
 from typing import Any
 from collections.abc import Callable
 
 import attrs
 import re2
 import regex
+
+from litmus_rules.decoding import (  # noqa: F401 - re-exported: the decoders are part of this API
+    _B64_RUN,
+    _PATH_RE,
+    HTML_MAX_LAYERS,
+    MAX_DECODED_CHARS,
+    PERCENT_MAX_LAYERS,
+    _base64_runs,
+    _canonical_token,
+    _hex_runs,
+    base64_spans,
+    candidate_runs,
+    canonical_path,
+    hex_spans,
+    html_unescape,
+    json_unescape,
+    percent_decode,
+)
 
 # --- format characters and unicode tags --------------------------------------------------------
 
@@ -223,6 +239,12 @@ def _skeleton_parts() -> tuple[bytes, dict[str, str], Any]:
     return bytes(ascii_map), wide, re2.compile(f"[{cls}]+", options)
 
 
+def skeleton_ascii_map() -> bytes:
+    """The skeleton of ASCII text as a bytes.translate table: skeleton(t) for ASCII t is
+    t.encode().translate(skeleton_ascii_map()).decode() (one character for one)."""
+    return _skeleton_parts()[0]
+
+
 def skeleton(text: str) -> str:
     """Confusable skeleton (UTS #39 idea): NFD, map each character to its class prototype, NFD.
 
@@ -233,12 +255,22 @@ def skeleton(text: str) -> str:
     if text.isascii():
         return text.encode("ascii").translate(ascii_map).decode("ascii")
     try:
-        mapped = text.encode("utf-8").translate(ascii_map).decode("utf-8")
-        if wide_re.search(mapped) is not None:
-            mapped = wide_re.sub(lambda m: "".join(wide.get(c, c) for c in m.group()), mapped)
+        data = text.encode("utf-8").translate(ascii_map)
     except UnicodeEncodeError:  # lone surrogates: the slow, general path
-        mapped = text.translate(_skeleton_table())
-    return unicodedata.normalize("NFD", mapped)
+        return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
+    # Runs of mapped characters, found in the UTF-8 bytes (byte offsets: no conversion to
+    # character offsets per match, which costs more than the mapping itself).
+    pieces = []
+    pos = 0
+    for m in wide_re.finditer(data):
+        start, end = m.span()
+        pieces.append(data[pos:start])
+        pieces.append("".join(wide.get(c, c) for c in data[start:end].decode("utf-8")).encode("utf-8"))
+        pos = end
+    if pieces:
+        pieces.append(data[pos:])
+        data = b"".join(pieces)
+    return unicodedata.normalize("NFD", data.decode("utf-8"))
 
 
 def unmasked(text: str) -> str:
@@ -261,239 +293,6 @@ def skeleton_key(text: str) -> str:
 def skeleton_casefold(text: str) -> str:
     """skeleton_key > casefold: the case-insensitive skeleton key."""
     return skeleton(unmasked(text)).casefold()
-
-
-# --- escapes and encodings ------------------------------------------------------------------------
-
-_JSON_ESCAPE_RE = re.compile(
-    r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"  # surrogate pair
-    r"|\\u\{([0-9a-fA-F]{1,6})\}"  # ES6 code point escape
-    r"|\\u([0-9a-fA-F]{4})"
-    r"|\\x([0-9a-fA-F]{2})"
-    r"|\\([\"\\/bfnrt'])"
-)
-_SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
-
-
-def _json_escape(m: re.Match[str]) -> str:
-    hi, lo, astral, bmp, byte, simple = m.groups()
-    if hi is not None:
-        return chr(0x10000 + ((int(hi, 16) - 0xD800) << 10) + (int(lo, 16) - 0xDC00))
-    if astral is not None:
-        cp = int(astral, 16)
-        return chr(cp) if cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF else m.group()
-    if bmp is not None:
-        cp = int(bmp, 16)
-        # A lone surrogate would make the text unencodable downstream: leave the escape as is.
-        return m.group() if 0xD800 <= cp <= 0xDFFF else chr(cp)
-    if byte is not None:
-        return chr(int(byte, 16))
-    return _SIMPLE_ESCAPES[simple]
-
-
-def json_unescape(text: str) -> str:
-    """Decode JSON/JS string escapes (\\uXXXX incl. surrogate pairs, \\u{X}, \\xXX, \\n, \\", ...).
-
-    Tolerant: malformed escapes and lone surrogates are left as they are. One pass; not idempotent.
-    """
-    if "\\" not in text:
-        return text
-    return _JSON_ESCAPE_RE.sub(_json_escape, text)
-
-
-HTML_MAX_LAYERS = 8
-PERCENT_MAX_LAYERS = 16
-
-
-def html_unescape(text: str) -> str:
-    """html.unescape to a fixed point (double-escaped "&amp;#65;" -> "A"), at most 8 passes."""
-    for _ in range(HTML_MAX_LAYERS):
-        if "&" not in text:
-            break
-        decoded = html.unescape(text)
-        if decoded == text:
-            break
-        text = decoded
-    return text
-
-
-def percent_decode(text: str) -> str:
-    """URL percent-decoding to a fixed point ("%2541" -> "%41" -> "A"), at most 16 passes.
-
-    Invalid UTF-8 byte sequences decode to U+FFFD; "+" is left alone (it is not a space outside
-    form bodies, and guessing would hide real plus signs).
-    """
-    for _ in range(PERCENT_MAX_LAYERS):
-        if "%" not in text:
-            break
-        decoded = urllib.parse.unquote(text, errors="replace")
-        if decoded == text:
-            break
-        text = decoded
-    return text
-
-
-# --- base64 / hex spans ---------------------------------------------------------------------
-
-# MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
-_URL_TO_STD = str.maketrans("-_", "+/")
-_NONPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
-MAX_DECODED_CHARS = 1 << 22  # per call; base64_spans/hex_spans stop decoding past this
-
-
-def _printable(raw: bytes) -> str | None:
-    """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else None."""
-    text = raw.decode("utf-8", "replace")
-    if not text:
-        return None
-    bad = len(_NONPRINTABLE.findall(text))
-    if bad * 5 > len(text):
-        return None
-    return _NONPRINTABLE.sub(" ", text) if bad else text
-
-
-def _looks_like_word(run: str) -> bool:
-    # Words and identifiers ("information", "Configuration", "positive_labels", "pre-flight")
-    # are valid base64 but almost never real encodings; skipping them keeps prose cheap. Real
-    # base64 of 6+ bytes practically always has an upper-case letter past its first character.
-    return run[1:].islower() or run.isupper() or run.isdigit()
-
-
-def _decode_b64_run(run: str) -> str | None:
-    std = run.translate(_URL_TO_STD)
-    for align in range(4):
-        chunk = std[align:]
-        rem = len(chunk) % 4
-        if rem == 1:
-            chunk = chunk[:-1]
-        elif rem:
-            chunk += "=" * (4 - rem)
-        if len(chunk) < 8:
-            return None
-        try:
-            decoded = _printable(binascii.a2b_base64(chunk))
-        except (binascii.Error, ValueError):
-            continue
-        if decoded is not None:
-            return decoded
-    return None
-
-
-def base64_spans(text: str, max_chars: int = MAX_DECODED_CHARS) -> list[str]:
-    """Decode every plausible base64 / base64url run (>= 8 chars) of `text`.
-
-    A run may start mid-group when the blob is glued to other word characters, so each of the 4
-    alignments is tried; the first that decodes to mostly printable UTF-8 is kept. A token at any
-    byte position inside a longer encoded blob is therefore found (the blob decodes whole).
-    Runs wrapped over several lines (MIME/PEM) are joined first; when the joined run does not
-    decode, each line is tried on its own (one value per line).
-    Decoding stops after `max_chars` decoded characters in total.
-    """
-    return _base64_runs(_B64_RUN.findall(text), max_chars)
-
-
-def _base64_runs(runs: list[str], max_chars: int) -> list[str]:
-    out: list[str] = []
-    budget = max_chars
-    for run in runs:
-        if "\n" in run:
-            lines = run.split()
-            joined = "".join(lines)
-            decoded = None if _looks_like_word(joined) else _decode_b64_run(joined)
-            found = [decoded] if decoded is not None else [
-                _decode_b64_run(line) for line in lines if not _looks_like_word(line)
-            ]
-        elif run[1:].islower() or run.isupper() or run.isdigit():  # _looks_like_word, inlined: hot
-            continue
-        else:
-            found = [_decode_b64_run(run)]
-        for decoded in found:
-            if decoded is not None:
-                out.append(decoded)
-                budget -= len(decoded)
-        if budget <= 0:
-            break
-    return out
-
-
-def hex_spans(text: str, max_chars: int = MAX_DECODED_CHARS) -> list[str]:
-    """Decode every plausible hex run (>= 8 hex digits) at both nibble alignments; keep the
-    first alignment that is mostly printable UTF-8. Bounded by `max_chars` decoded characters."""
-    return _hex_runs(_B64_RUN.findall(text), max_chars)
-
-
-def _hex_runs(runs: list[str], max_chars: int) -> list[str]:
-    """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
-    out: list[str] = []
-    budget = max_chars
-    hex_runs = [h for run in runs if len(run) >= 8 for h in _HEX_RUN.findall(run)]
-    for run in hex_runs:
-        for align in (0, 1):
-            chunk = run[align:]
-            chunk = chunk[: len(chunk) - len(chunk) % 2]
-            decoded = _printable(bytes.fromhex(chunk))
-            if decoded is not None:
-                out.append(decoded)
-                budget -= len(decoded)
-                break
-        if budget <= 0:
-            break
-    return out
-
-
-# --- paths -------------------------------------------------------------------------------------
-
-# A path-like token: an optional file: scheme, an optional drive or ~ / . / .. prefix, then at
-# least one separator followed by a segment; or a relative a/b. Other URLs are matched whole so
-# that their "//authority" is left alone. RE2: linear time, and ~10x faster than `re` on prose.
-_SEG = r"[\p{L}\p{N}_.~%$@+=-]+"
-_PATH_BODY = (
-    r"(?:\b(?i:file):(?://(?i:localhost)?)?)?(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/]+" + _SEG + r")+[\\/]*"
-    r"|\b" + _SEG + r"(?:[\\/]+" + _SEG + r")+[\\/]*"
-)
-_PATH_RE = re2.compile(
-    r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]*)|" + _PATH_BODY, _RE2_OPTIONS
-)
-_PATH_ONLY_RE = re2.compile(_PATH_BODY, _RE2_OPTIONS)
-_MULTI_SLASH = re.compile(r"/{2,}")
-
-
-def _canonical(p: str) -> str:
-    if p[:5].lower() == "file:":
-        p = p[5:]
-        if p[:11].lower() == "//localhost":
-            p = p[11:]
-    p = _MULTI_SLASH.sub("/", p.replace("\\", "/"))
-    return posixpath.normpath(p) if p else p
-
-
-def _canonical_token(m: Any) -> str:
-    p = m.group()
-    if m.group(1) is None:
-        return _canonical(p)
-    # a URL: only file: URLs name a local path
-    if p[:5].lower() == "file:":
-        return _PATH_ONLY_RE.sub(lambda inner: _canonical(inner.group()), p)
-    return p
-
-
-# Everything `_canonical` can change starts with one of these: a backslash, "./", a "." or ".."
-# segment, a doubled or trailing slash, a file: scheme. Texts without any (most prose, most
-# URLs) are returned as they are; `re` finds the leading characters quickly.
-_PATH_MAY_CHANGE = re.compile(r"\\|\./|/(?:[./]|(?![\w~%$@+=-]))|[Ff][Ii][Ll][Ee]:")
-
-
-def canonical_path(text: str) -> str:
-    """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
-    /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
-    if ("/" not in text and "\\" not in text) or not _PATH_MAY_CHANGE.search(text):
-        return text
-    try:
-        return _PATH_RE.sub(_canonical_token, text)
-    except UnicodeEncodeError:
-        return _PATH_RE.sub(_canonical_token, _SURROGATE.sub("\ufffd", text))
 
 
 def path_key(text: str) -> str:
@@ -605,7 +404,7 @@ def forms(text: str) -> tuple[Form, ...]:
     # on ASCII, lower-casing commutes with path canonicalisation: skip a second scan
     add("normalised > path canonicalised", path.lower() if text.isascii() else canonical_path(normalised),
         "path-casefold")
-    runs = _B64_RUN.findall(text)
+    runs = candidate_runs(text)
     for name, decode in _DECODERS:
         decoded = decode(text) if decode is not None else _decode_runs(name, runs)
         if not decoded or decoded == text:

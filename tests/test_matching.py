@@ -13,11 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.errors import EvaluationError
+from litmus_rules.joined import Haystack, Probe, first_match
 from litmus_rules.matching import (
     RegexUnknown,
     Signal,
     Witness,
     collides,
+    first_collision,
+    first_leak,
+    joinable,
     leaks,
     regex_literals,
     regex_search,
@@ -379,3 +383,140 @@ def test_odd_input_never_crashes(token: str, text: str, kind: str, flags: list[s
         pass  # an invalid pattern is a clear "unknown", not a crash
     tool_call_collisions({"id": "t", "kind": "tool_call", "tool": "a", "arguments": {"p": token}},
                          [{"name": "a", "input_schema": {"properties": {"p": {"default": text}}}}])
+
+
+# --- many texts at once: first_leak / first_collision ---------------------------------------------
+
+_CANARY = "EXFIL_CANARY"
+_PIECES = st.sampled_from([
+    "alpha", "Beta", "gamma delta", "send", "Everything", "account", "lI1", "O0", "getUserName", "x", " ", "\n",
+    "_", "/", ".", "-", _CANARY, _CANARY.lower(), base64.b64encode(_CANARY.encode()).decode(),
+    base64.b64encode(b"xy" + _CANARY.encode()).decode()[2:], _CANARY.encode().hex(),
+    "".join(f"%{b:02X}" for b in _CANARY.encode()), "".join(f"\\u{ord(c):04x}" for c in _CANARY),
+    "".join(f"&#{ord(c)};" for c in _CANARY), fullwidth(_CANARY), "EXFIL\u200b_CANARY", "ЕXFIL_САNARY",
+    "".join(chr(0xE0000 + ord(c)) for c in _CANARY), "/etc/../etc/passwd", "file:///etc//passwd", "/etc/passwd",
+    "transfer_ok_123456", "TRANSFER_OK_654321", "é", "e\u0301", "\u0301", "ß", "İ", "ﬁ", "—", "／", "\x00", "\ud800",
+    "secret", "topsecretdata", "R&D", "100%",
+])
+_TEXTS = st.lists(st.one_of(st.lists(_PIECES, max_size=6).map("".join), _NASTY), max_size=25)
+_FLAGS = st.sampled_from([[], ["ignorecase"]])
+_REGEXES = [r"passwd", r"^/etc/passwd$", r"\btransfer_ok_[0-9]{6}\b", r"TRANSFER_OK_\d{6}", r"acc(?=ount)",
+            r"(\w)\1", r"secret\d*", r"(unclosed", r"a*", r"\B_ok", r"x$", r"[^a-z ]{3}", r"(?s)a.b", r"EXFIL.CANARY",
+            r"[A-Z]{4,}", r"caf.", r"\bexfil", r"stra(ss|ß)e", r"\x00"]
+_SIGNALS = st.one_of(
+    st.builds(lambda v, f: {"id": "s", "kind": "substring", "value": v, "flags": f},
+              st.one_of(st.sampled_from([_CANARY, "exfil_canary", "Send Everything", "/etc/passwd", "secret_x",
+                                         "ss", "fi", "é", ""]), st.lists(_PIECES, max_size=3).map("".join)), _FLAGS),
+    st.builds(lambda v, f: {"id": "r", "kind": "regex", "value": v, "flags": f}, st.sampled_from(_REGEXES), _FLAGS),
+)
+
+
+def _one_by_one(test: Callable[[str], Any], texts: list[str]) -> Any:
+    for i, text in enumerate(texts):
+        found = test(text)
+        if found is not None:
+            return i, found
+    return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS, _SIGNALS, st.sampled_from([1, 3, 6]))
+def test_first_collision_is_collides_on_each_text_in_order(texts: list[str], signal: dict[str, Any],
+                                                           min_len: int) -> None:
+    try:
+        expected: Any = _one_by_one(lambda text: collides(signal, text, min_len), texts)
+    except RegexUnknown as exc:
+        expected = ("raises", str(exc))
+    try:
+        got: Any = first_collision(signal, texts, min_len)
+    except RegexUnknown as exc:
+        got = ("raises", str(exc))
+    assert got == expected
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS, st.one_of(st.sampled_from([_CANARY, "secret", "passwd", "ß", "ﬁ", " ", ""]), _NASTY))
+def test_first_leak_is_leaks_on_each_text_in_order(texts: list[str], token: str) -> None:
+    assert first_leak(token, texts) == _one_by_one(lambda text: leaks(token, text), texts)
+
+
+def test_first_collision_examples() -> None:
+    texts = ["nothing here", "still nothing", "say EXFIL_CANARY now", "EXFIL_CANARY again"]
+    sig = {"id": "s", "kind": "substring", "value": "EXFIL_CANARY"}
+    assert first_collision(sig, texts) == (2, Witness("raw", 4, "EXFIL_CANARY"))
+    assert first_collision({**sig, "value": "exfil_canary"}, texts) is None
+    assert first_collision({**sig, "value": "exfil_canary", "flags": ["ignorecase"]}, texts) == (
+        2, Witness("casefold", 4, "exfil_canary"))
+    assert first_collision({"id": "r", "kind": "regex", "value": r"^EXFIL"}, texts) == (3, Witness("raw", 0, "EXFIL"))
+    assert first_collision({"id": "t", "kind": "tool_call"}, texts) is None
+    assert first_collision(sig, []) is None
+    with pytest.raises(RegexUnknown):
+        first_collision({"id": "r", "kind": "regex", "value": "(unclosed"}, texts)
+    assert first_leak("exfil_canary", ["x", "EXFIL\u200b_CANARY"]) == (
+        1, Witness("normalised", 0, "exfil_canary"))
+    assert first_leak("   ", texts) is None
+
+
+def test_joinable_regexes() -> None:
+    for pattern in (r"passwd", r"\btransfer_ok_\d{6}\b", r"[^a-z]+x", r"a\Bb", r"(?i)x|y"):
+        assert joinable(pattern), pattern
+    for pattern in (r"^x", r"x$", r"\Ax", r"x\z", r"(?m)^x", r"\[^x", r"\\[^x]"):
+        assert not joinable(pattern), pattern
+
+
+def test_haystack_tells_plain_texts_apart() -> None:
+    texts = ("plain words", "a \\ backslash", "R&D", "&amp;", "100%", "%41", "/etc/passwd", "/etc/../x",
+             "aGVsbG8gd29ybGQ=", "café — naïve", "ａ／／ｂ", "x\x00y", "lone \ud800", "getUserName", "")
+    assert Haystack(texts).exact == [1, 3, 5, 7, 8, 10, 11, 12]
+
+
+def test_first_match_tests_only_candidates_and_remembers() -> None:
+    texts = tuple(f"plain text number {i}" for i in range(2000)) + ("the needle", "café", "needle again")
+    tested: list[str] = []
+
+    def test(text: str) -> Any:
+        tested.append(text)
+        return "hit" if "needle" in text else None
+
+    probe = Probe.of({"raw": ["needle"]})
+    assert first_match(texts, lambda: probe, test, "needle-test") == (2000, "hit")
+    assert tested == ["the needle"]  # the plain texts before it were never tested one by one
+    assert first_match(texts, lambda: probe, test, "needle-test") == (2000, "hit")
+    assert tested == ["the needle"]  # remembered
+    tested.clear()
+    assert first_match(texts[:2000] + ("café", "C:\\temp"), lambda: probe, test, "needle-test") is None
+    assert tested == ["C:\\temp"]  # a backslash: not plain, so tested on its own (café is plain)
+
+
+def test_collision_and_leak_builtins_decide_like_the_loops_they_replace() -> None:
+    # `collision(s, surfaces)` stands for `any t in surfaces: collides(s, t.text)` (and `leak`
+    # for `leaks`), with the surface's origin in the witness.
+    from litmus_rules.builtins import REGISTRY
+    from litmus_rules.values import UNKNOWN, EvalFailure
+
+    collision, leak = REGISTRY["collision"].impl, REGISTRY["leak"].impl
+    sig = {"id": "s", "kind": "substring", "value": "EXFIL_CANARY"}
+    surfaces = [{"origin": "a", "text": "nothing"}, {"origin": "b", "text": "say EXFIL_CANARY"}]
+    assert collision(sig, surfaces, 6) == {"transform": "raw", "offset": 4, "matched": "EXFIL_CANARY", "origin": "b"}
+    assert leak("exfil_canary", surfaces) == {"transform": "casefold", "offset": 4, "matched": "exfil_canary",
+                                              "origin": "b"}
+    assert collision(sig, surfaces[:1], 6) is False and leak("x", []) is False
+    # no surfaces: false whatever the other argument; some: unknown when that argument is
+    assert collision(UNKNOWN, [], 6) is False and leak(UNKNOWN, []) is False
+    assert collision(UNKNOWN, surfaces, 6) is UNKNOWN and leak(UNKNOWN, surfaces) is UNKNOWN
+    assert collision(sig, UNKNOWN, 6) is UNKNOWN
+    # a surface without text: unknown, unless another one collides
+    assert collision(sig, [{"origin": "x"}, *surfaces[:1]], 6) is UNKNOWN
+    assert collision(sig, [{"origin": "x"}, *surfaces], 6)["origin"] == "b"
+    # a malformed surface fails, unless an earlier one collides
+    with pytest.raises(EvalFailure, match="expects surfaces"):
+        collision(sig, [surfaces[0], 3, surfaces[1]], 6)
+    assert collision(sig, [surfaces[1], 3], 6)["origin"] == "b"
+    with pytest.raises(EvalFailure, match="unknown flag"):
+        collision({"id": "r", "kind": "regex", "value": "a", "flags": ["verbose"]}, surfaces, 6)
+    with pytest.raises(EvalFailure, match="expects a string"):
+        leak(5, surfaces)
+    # charged what one `collides` call per surface would be
+    long_surfaces = [{"origin": "c", "text": "x" * 200}, *surfaces]
+    assert REGISTRY["collision"].cost([sig, long_surfaces, 6]) == sum(
+        4 * (1 + len(t["text"]) // 64) for t in long_surfaces)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from litmus_rules import decoding
 from litmus_rules import normalize as n
 from litmus_rules.normalize import (
     base64_spans,
@@ -262,3 +263,52 @@ def test_percent_decode_fixed_point(s: str) -> None:
 def test_html_unescape_fixed_point(s: str) -> None:
     once = html_unescape(s)
     assert html_unescape(once) == once
+
+
+# --- the base64/hex run prefilter (decoding.may_hold_encoded_runs) ---------------------------------
+
+RUN_TEXT = st.text(
+    alphabet=st.one_of(st.sampled_from("aAbBzZ09fF+/_-=\n\r .:é"),
+                       st.sampled_from(["\u200b", "Ｚ", "\x00"])),
+    max_size=60,
+)
+
+
+def _spans(text: str) -> tuple[list[str], list[str]]:
+    runs = n._B64_RUN.findall(text)
+    return n._base64_runs(runs, n.MAX_DECODED_CHARS), n._hex_runs(runs, n.MAX_DECODED_CHARS)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(RUN_TEXT, st.binary(min_size=0, max_size=12), st.sampled_from(["", "b64", "b64url", "hex", "HEX"]))
+def test_run_prefilter_never_hides_a_decodable_run(text: str, payload: bytes, enc: str) -> None:
+    encoded = {"": "", "b64": base64.b64encode(payload).decode(), "hex": payload.hex(), "HEX": payload.hex().upper(),
+               "b64url": base64.urlsafe_b64encode(payload).decode().rstrip("=")}[enc]
+    for s in (text, text + encoded, encoded + text, text[: len(text) // 2] + encoded + text[len(text) // 2:]):
+        if not decoding.may_hold_encoded_runs(s):
+            assert _spans(s) == ([], []), s
+        # forms() decodes from candidate_runs: the same spans as from every run
+        runs = decoding.candidate_runs(s)
+        assert (n._base64_runs(runs, n.MAX_DECODED_CHARS), n._hex_runs(runs, n.MAX_DECODED_CHARS)) == _spans(s)
+
+
+def test_run_prefilter_skips_prose_and_identifiers() -> None:
+    for s in ("information about the configuration", "positive_labels pre-flight arg_0_123", "Ignore previous",
+              "tool_12_345678", "transfer_ok_123456", "Send Everything Now"):
+        assert not decoding.may_hold_encoded_runs(s), s
+    # a superset: "URLs" is no run of 8 characters, but the scan cannot tell (the exact one then can)
+    for s in ("aGVsbG8gd29ybGQ=", "deadbeef", "getUserName", "URLs", "a1234567", "x" * 8 + "\nYYYY"):
+        assert decoding.may_hold_encoded_runs(s), s
+    assert decoding.may_hold_encoded_runs("lone \ud800 surrogate")  # cannot tell: says maybe
+
+
+def test_decoders_are_reexported() -> None:
+    for name in ("json_unescape", "html_unescape", "percent_decode", "canonical_path", "base64_spans", "hex_spans"):
+        assert getattr(n, name) is getattr(decoding, name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_skeleton_of_ascii_is_a_byte_map(s: str) -> None:
+    table = n.skeleton_ascii_map()
+    assert skeleton(s) == s.encode().translate(table).decode()

@@ -313,3 +313,18 @@ def test_arbitrary_context_never_crashes(context: Any) -> None:
         return
     for s in out:
         assert isinstance(s.text, str) and s.origin.startswith("context.")
+
+
+def test_surface_is_an_immutable_record() -> None:
+    s = Surface("context.system_prompt", "system_prompt", "hi", False)
+    with pytest.raises(AttributeError):
+        s.text = "changed"  # type: ignore[misc]
+    assert s == Surface("context.system_prompt", "system_prompt", "hi", False, None, None)
+    assert s.to_fact() == {"origin": "context.system_prompt", "kind": "system_prompt", "text": "hi",
+                           "injected": False, "tool": None, "argument": None}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.integers(), st.booleans(), st.none(), st.floats(), st.lists(st.integers(), max_size=3)))
+def test_render_value_writes_json(value: Any) -> None:
+    assert surfaces_mod.render_value(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
