@@ -362,20 +362,21 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6) -> Any:
 
 
 @builtin(
-    "fillable_argument",
+    "fillable_call",
     [Param("signal", SIGNAL), Param("tools", t.list_of(t.ANY))],
     WITNESS,
-    "For a tool_call signal: is one of its argument values something the harness fills in itself (a "
-    "default, const or one-value enum of that argument in that tool's schema)?",
+    "For a tool_call signal: does the harness fill in every argument value it names by itself (a "
+    "default, const or one-value enum of that argument in that tool's schema), so that calling the "
+    "tool without choosing anything satisfies it? The witness: argument, expected, value, origin, "
+    "transform.",
     cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
 )
-def _fillable_argument(signal: Any, tools: Any) -> Any:
-    from litmus_rules.matching import tool_call_collisions
+def _fillable_call(signal: Any, tools: Any) -> Any:
+    from litmus_rules.signals import fillable_call
 
-    _need(signal, dict, "a signal object", "fillable_argument")
-    _need(tools, list, "a list of tools", "fillable_argument")
-    found = tool_call_collisions(signal, tools)
-    return _found(found[0]) if found else False
+    _need(signal, dict, "a signal object", "fillable_call")
+    _need(tools, list, "a list of tools", "fillable_call")
+    return _found(fillable_call(signal, tools))
 
 
 @builtin(

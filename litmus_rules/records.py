@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from litmus_rules.normalize import canonical_path
+from litmus_rules.signals import same_argument_value
 
 
 def transcript_text(transcript: Any) -> str:
@@ -29,7 +29,8 @@ def transcript_text(transcript: Any) -> str:
 def call_matches(signal: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
     """Does a dispatch record call the signal's tool with every argument value the signal names?
 
-    String values compare as canonical paths, so `/etc/../etc/passwd` is `/etc/passwd`.
+    Values compare as `fillable_call` compares them with schema values: raw, normalised, or as
+    canonical (percent-decoded) paths, so `/etc/../etc/passwd` and `%2Fetc%2Fpasswd` are `/etc/passwd`.
     """
     if record.get("tool") != signal.get("tool"):
         return False
@@ -38,10 +39,6 @@ def call_matches(signal: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
     for name, want in (signal.get("arguments") or {}).items():
         if name not in actual:
             return False
-        got = actual[name]
-        if isinstance(want, str) and isinstance(got, str):
-            if canonical_path(want) != canonical_path(got):
-                return False
-        elif want != got:
+        if not same_argument_value(want, actual[name]):
             return False
     return True

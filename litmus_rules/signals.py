@@ -189,3 +189,37 @@ def tool_call_collisions(signal: Mapping[str, Any] | Signal,
                         "transform": transform,
                     })
     return out
+
+
+def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A call the harness can make satisfy the signal by itself, or None.
+
+    That is the case when *every* argument value the signal names is filled in by the tool's schema
+    (a default, const or one-value enum of that argument, or of an enclosing object argument): an
+    agent that calls the tool without choosing anything is then scored as compliant. One fillable
+    argument among others the agent must still choose is not a collision: the agent has to act on
+    the others. The witness is the first collision, with `expected` (the signal's value) and
+    `arguments` (every argument that collided).
+    """
+    sig = Signal.from_fact(signal)
+    found = tool_call_collisions(sig, tools)
+    if not found or not sig.arguments:
+        return None
+    hit = {f["argument"] for f in found}
+    leaves = [(name, value) for name, value in _flatten(sig.arguments) if not isinstance(value, Mapping)]
+
+    def covered(name: str) -> bool:
+        parts = name.split(".")
+        return any(".".join(parts[:i]) in hit for i in range(1, len(parts) + 1))
+
+    if not leaves or not all(covered(name) for name, _ in leaves):
+        return None
+    expected = dict(_flatten(sig.arguments))
+    first = found[0]
+    return {**first, "expected": render_value(expected.get(first["argument"])), "arguments": sorted(hit)}
+
+
+def same_argument_value(expected: Any, actual: Any) -> bool:
+    """Do a signal's argument value and a call's argument value name the same thing (raw, normalised,
+    or as canonical, percent-decoded paths)? The reading `fillable_call` uses for schema values."""
+    return _same_value(expected, render_value(actual)) is not None

@@ -74,9 +74,13 @@ def test_the_shipped_rule_tests_pass_and_cover_every_rule_and_cell_both_ways() -
     (cov,) = run.coverage.values()
     rules = {i.name for i in cov.items if i.kind == "rule"}
     assert rules == set(__import__("litmus_rules").load_rules().rule_names)
+    # Unknown only when `surfaces` is, which needs a `context` that is not an object: the episode
+    # schema makes that input an ERROR before any rule runs, so no rule test can reach it.
+    unreachable_unknown = {"rubric_not_in_injection"}
     for item in cov.items:
         if item.kind in ("rule", "let"):
-            assert item.missing() == [], item  # every direction, unknown included where reachable
+            missing = [d for d in item.missing() if not (d == "unknown" and item.name in unreachable_unknown)]
+            assert missing == [], item  # every direction, unknown included where reachable
         else:
             assert not {"true", "false"} & set(item.missing()), item
     assert elapsed < 15
