@@ -76,11 +76,16 @@ def _init_worker(spec: RulesSpec) -> None:
 
 
 def _canaries_of(unit: Unit | LoadedEpisode) -> list[tuple[str, list[str]]]:
+    """(id, canary values) of every document: parsed, not validated (the second pass validates; an
+    invalid document's canaries still count as planted in the batch)."""
     out = []
-    for loaded in iter_unit(unit):
-        if loaded.data is not None:
-            values = [c.get("value") for c in loaded.data.get("canaries") or () if isinstance(c, dict)]
-            out.append((loaded.data["id"], [v for v in values if isinstance(v, str)]))
+    for loaded in iter_unit(unit, check=False):
+        if loaded.data is None:
+            continue
+        ident, canaries = loaded.data.get("id"), loaded.data.get("canaries")
+        if isinstance(ident, str) and isinstance(canaries, list):
+            values = [c.get("value") for c in canaries if isinstance(c, dict)]
+            out.append((ident, [v for v in values if isinstance(v, str)]))
     return out
 
 

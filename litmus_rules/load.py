@@ -360,7 +360,13 @@ for _tag in ("binary", "set", "omap", "pairs"):
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _Loader.reject_tag)
 
 
-def _episode(data: Any, source: str, index: int, line: int | None, locate: Locate | None) -> LoadedEpisode:
+def _episode(
+    data: Any, source: str, index: int, line: int | None, locate: Locate | None, check: bool = True
+) -> LoadedEpisode:
+    if not check:  # a quick read (canaries of a first pass): parsed, not validated
+        if isinstance(data, dict):
+            return LoadedEpisode(source, index, line, data=data)
+        return _failed(source, index, f"expected an episode object, got {_kind(data)}", NOT_AN_OBJECT, line)
     err = _check(data, source, line, locate)
     if err is None:
         return LoadedEpisode(source, index, line, data=data)
@@ -378,7 +384,7 @@ def _too_large(source: str, index: int, line: int | None = None, limit: int | No
     return _failed(source, index, f"document too large (over {limit or MAX_DOCUMENT_SIZE} bytes)", LIMIT, line)
 
 
-def _yaml_docs(source: str, stream: IO[Any] | str) -> Iterator[LoadedEpisode]:
+def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
     """A YAML stream, one document at a time. The parser builds nodes (with marks) anyway, so the
     node is kept while its document is checked: an error's line costs no second parse."""
     loader = _Loader(stream)
@@ -405,7 +411,7 @@ def _yaml_docs(source: str, stream: IO[Any] | str) -> Iterator[LoadedEpisode]:
                     message, code, err_line = _yaml_problem(e)
                     yield _failed(source, index, message, code, err_line or line, doc_line=line)
                 else:
-                    yield _episode(data, source, index, line, functools.partial(_node_line, node))
+                    yield _episode(data, source, index, line, functools.partial(_node_line, node), check)
             loader.checked.clear()
             index += 1
     finally:
@@ -430,7 +436,7 @@ def _yaml_problem(e: BaseException) -> tuple[str, str, int | None]:
     return f"invalid YAML: {detail}", UNPARSEABLE, mark.line + 1 if mark else None
 
 
-def _json_docs(source: str, text: str) -> Iterator[LoadedEpisode]:
+def _json_docs(source: str, text: str, check: bool = True) -> Iterator[LoadedEpisode]:
     """A JSON text: one episode object, or an array whose elements are each a document (decoded one
     at a time with raw_decode, so each has its own line)."""
     counted, line = 0, 1
@@ -444,7 +450,7 @@ def _json_docs(source: str, text: str) -> Iterator[LoadedEpisode]:
         data, end = _decode(text, at)
         if end - at > MAX_DOCUMENT_SIZE:
             return _too_large(source, index, line_at(at)), end
-        return _episode(data, source, index, line_at(at), lambda path: _json_line(text, at, path)), end
+        return _episode(data, source, index, line_at(at), lambda path: _json_line(text, at, path), check), end
 
     index, pos = 0, _ws(text, 1 if text.startswith("\ufeff") else 0)
     array = text.startswith("[", pos)
@@ -470,7 +476,7 @@ def _json_docs(source: str, text: str) -> Iterator[LoadedEpisode]:
 
 
 def _jsonl_docs(
-    source: str, readline: Callable[[int], Any], first_line: int = 0, first_index: int = 0
+    source: str, readline: Callable[[int], Any], first_line: int = 0, first_index: int = 0, check: bool = True
 ) -> Iterator[LoadedEpisode]:
     """One document per non-blank line, read line by line (bytes or text). A slice of a larger
     file starts counting at `first_line` lines and `first_index` documents already read."""
@@ -496,11 +502,11 @@ def _jsonl_docs(
         except _BadInput as e:
             yield _failed(source, index, e.message, e.code, lineno)
         else:
-            yield _episode(data, source, index, lineno, None)
+            yield _episode(data, source, index, lineno, None, check)
         index += 1
 
 
-def _sniffed_docs(source: str, stream: TextIO) -> Iterator[LoadedEpisode]:
+def _sniffed_docs(source: str, stream: TextIO, check: bool = True) -> Iterator[LoadedEpisode]:
     """stdin, or a file without a known extension: JSONL when the first non-blank line is a whole
     JSON object; else JSON; else YAML. JSON goes first because libyaml rejects some valid JSON
     (a surrogate-pair escape, as json.dumps writes an emoji), and YAML reads flow text JSON rejects."""
@@ -516,35 +522,35 @@ def _sniffed_docs(source: str, stream: TextIO) -> Iterator[LoadedEpisode]:
         jsonl = False
     if jsonl:
         pending = iter(head)
-        yield from _jsonl_docs(source, lambda size: next(pending, None) or stream.readline(size))
+        yield from _jsonl_docs(source, lambda size: next(pending, None) or stream.readline(size), check=check)
         return
     text = "".join(head) + stream.read(MAX_FILE_SIZE + 1)
     if len(text) > MAX_FILE_SIZE:
         yield _too_large(source, 0, limit=MAX_FILE_SIZE)
         return
     if first.startswith(("{", "[")):
-        docs = _json_docs(source, text)
+        docs = _json_docs(source, text, check)
         loaded = next(docs, None)  # None: an empty array
         if loaded is None or loaded.index > 0 or not (loaded.error and loaded.error.message.startswith("invalid JSON")):
             yield from [loaded] if loaded else []
             yield from docs
             return
-    yield from _yaml_docs(source, text)
+    yield from _yaml_docs(source, text, check)
 
 
-def _file_docs(path: str) -> Iterator[LoadedEpisode]:
+def _file_docs(path: str, check: bool = True) -> Iterator[LoadedEpisode]:
     ext = os.path.splitext(path)[1].lower()
     if ext not in EXTENSIONS:  # named explicitly: read it as stdin would be
         with open(path, encoding="utf-8-sig") as text_file:
-            yield from _sniffed_docs(path, text_file)
+            yield from _sniffed_docs(path, text_file, check)
         return
     with open(path, "rb") as fh:
         if ext == ".jsonl":
-            yield from _jsonl_docs(path, fh.readline)
+            yield from _jsonl_docs(path, fh.readline, check=check)
         elif os.fstat(fh.fileno()).st_size > MAX_FILE_SIZE:
             yield _too_large(path, 0, limit=MAX_FILE_SIZE)
         elif ext != ".json":
-            yield from _yaml_docs(path, fh)  # libyaml reads the file in chunks, lazily
+            yield from _yaml_docs(path, fh, check)  # libyaml reads the file in chunks, lazily
         else:
             raw = fh.read()
             try:
@@ -553,7 +559,7 @@ def _file_docs(path: str) -> Iterator[LoadedEpisode]:
                 line = raw.count(b"\n", 0, e.start) + 1
                 yield _failed(path, 0, f"invalid UTF-8 at byte {e.start + 1}", UNPARSEABLE, line)
                 return
-            yield from _json_docs(path, text)
+            yield from _json_docs(path, text, check)
 
 
 def _guarded(source: str, docs: Iterator[LoadedEpisode]) -> Iterator[LoadedEpisode]:
@@ -663,17 +669,18 @@ def _jsonl_units(path: str, chunk: int) -> list[Unit]:
     return units or [Unit(path)]
 
 
-def iter_unit(unit: Unit | LoadedEpisode) -> Iterator[LoadedEpisode]:
-    """The documents of one unit, exactly as `iter_episodes` reads them."""
+def iter_unit(unit: Unit | LoadedEpisode, check: bool = True) -> Iterator[LoadedEpisode]:
+    """The documents of one unit, exactly as `iter_episodes` reads them (`check=False`: parsed
+    but not validated against the schema, for a first pass that only needs a few fields)."""
     if isinstance(unit, LoadedEpisode):
         yield unit
         return
     if unit.label is not None:
         with open(unit.path, encoding="utf-8-sig") as text_file:
-            yield from _guarded(unit.label, _sniffed_docs(unit.label, text_file))
+            yield from _guarded(unit.label, _sniffed_docs(unit.label, text_file, check))
         return
     if unit.start == 0 and unit.stop is None:
-        yield from _guarded(unit.path, _file_docs(unit.path))
+        yield from _guarded(unit.path, _file_docs(unit.path, check))
         return
     with open(unit.path, "rb") as fh:
         fh.seek(unit.start)
@@ -684,4 +691,4 @@ def iter_unit(unit: Unit | LoadedEpisode) -> Iterator[LoadedEpisode]:
             remaining[0] -= len(line)
             return line
 
-        yield from _guarded(unit.path, _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index))
+        yield from _guarded(unit.path, _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index, check))

@@ -63,16 +63,36 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def to_json(value: Any) -> Any:
-    """A JSON-able copy of a runtime value (unknown becomes the marker object `{"unknown": true}`)."""
+# A trace shows values so a reader can follow the decision, and names the fact path each came from;
+# it is not a copy of the episode. These bound what one value contributes to a JSON trace.
+TRACE_STRING = 240  # characters
+TRACE_ITEMS = 8  # list items and object keys
+TRACE_DEPTH = 4  # nesting
+
+
+def to_json(value: Any, depth: int = 0) -> Any:
+    """A JSON-able, bounded copy of a runtime value for traces: unknown becomes the marker object
+    `{"unknown": true}`; long strings, lists and objects are cut, and say by how much."""
     if value is UNKNOWN:
         return {"unknown": True}
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, int, float)):
         return value
+    if isinstance(value, str):
+        if len(value) <= TRACE_STRING:
+            return value
+        return value[:TRACE_STRING] + f"... ({len(value) - TRACE_STRING} more characters)"
+    if depth >= TRACE_DEPTH and isinstance(value, (dict, list, tuple)) and value:
+        return f"... ({len(value)} {'keys' if isinstance(value, dict) else 'items'})"
+    if isinstance(value, dict):
+        out = {str(k): to_json(v, depth + 1) for k, v in list(value.items())[:TRACE_ITEMS]}
+        if len(value) > TRACE_ITEMS:
+            out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [to_json(v, depth + 1) for v in value[:TRACE_ITEMS]]
+        if len(value) > TRACE_ITEMS:
+            items.append(f"... ({len(value) - TRACE_ITEMS} more items)")
+        return items
     return repr(value)
 
 

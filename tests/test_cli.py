@@ -55,6 +55,7 @@ def test_invalid_input_is_an_error_and_the_batch_goes_on(tmp_path: Path, capsys:
     good = base_episode()
     bad = base_episode()
     bad["id"] = "bad-1"
+    bad["canaries"] = [{"value": "lc-of-the-bad-one"}]  # a canary planted twice is shared, valid or not
     bad["detector"]["chanel"] = "dispatch"
     (tmp_path / "batch.jsonl").write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n")
     code, out, _ = run(capsys, "check", str(tmp_path), "--format", "jsonl")
