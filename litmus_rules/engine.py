@@ -36,6 +36,10 @@ class _Compiled:
     fast: Fn
     recording: Fn
     message: tuple[str | tuple[Fn, bool], ...] = ()
+    # computed once here rather than for every reject: name, clause and `file:line`
+    name: str = ""
+    clause: str = ""
+    location: str = ""
 
 
 def _rule_files(path: Path) -> list[Path]:
@@ -232,7 +236,11 @@ class RuleSet:
                     parts.append(part)
                 else:
                     parts.append((self._rec_compiler.compile(part.expr, scope), part.repr))
-        return _Compiled(node, fast, recording, tuple(parts))
+        if isinstance(node, ast.Rule):
+            name, clause = node.name, f"reject {node.mode}"
+        else:
+            name, clause = node.label, f'"{node.label}" when'
+        return _Compiled(node, fast, recording, tuple(parts), name, clause, node.span.short_location())
 
     # ---- evaluation ---------------------------------------------------------------------------------
 
@@ -327,19 +335,15 @@ class RuleSet:
         except EvalFailure as exc:
             failure = exc.message
         node = compiled.node
-        condition = node.condition
-        assert condition is not None and env.rec is not None
-        if isinstance(node, ast.Rule):
-            name, clause = node.name, f"reject {node.mode}"
-        else:
-            name, clause = node.label, f'"{node.label}" when'
-        return RuleTrace(name, clause, outcome, node.span, condition, env.rec, self._lets), env, failure
+        assert node.condition is not None and env.rec is not None
+        trace = RuleTrace(compiled.name, compiled.clause, outcome, node.span, node.condition, env.rec, self._lets)
+        return trace, env, failure
 
     def _reason(self, compiled: _Compiled, fast: Env, outcome: str, failure: str | None) -> Reason:
         rule = compiled.node
         assert isinstance(rule, ast.Rule)
         trace, env, replay_failure = self._trace(compiled, fast, outcome)
-        location = rule.span.short_location()
+        location = compiled.location
         missing: tuple[str, ...] = ()
         if outcome == "violated":
             message = self._message(compiled, env) if compiled.message else f"rule `{rule.name}` rejects this episode"

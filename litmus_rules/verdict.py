@@ -23,7 +23,7 @@ class RulesetInfo:
         return {"name": self.name, "version": self.version, "hash": self.hash}
 
 
-@attrs.frozen
+@attrs.define  # not frozen: built for every reject on the hot path; treat it as read-only
 class Reason:
     """Why an episode was rejected (or, for ERROR, why it could not be evaluated)."""
 

@@ -31,6 +31,7 @@ class LoopCompiler:
     if TYPE_CHECKING:
 
         def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn: ...
+        def _is_fact(self, name: str, scope: dict[str, int]) -> bool: ...
         def _new_slot(self) -> int: ...
         def _slot_field(self, e: ast.Expr, scope: dict[str, int]) -> tuple[int, str] | None: ...
 
@@ -46,6 +47,24 @@ class LoopCompiler:
                 return xs
 
             return hoisted_get
+        path = _fact_keys(b.collection) if not self.recording else None
+        if path is not None and path[0] not in scope and self._is_fact(path[0], scope):
+            root, keys = path[0], path[1:]
+
+            def fact_list(env: Env) -> Any:  # a fact path and the list check in one closure
+                xs = env.facts.get(root, UNKNOWN)
+                for k in keys:
+                    xs = xs.get(k, UNKNOWN) if xs.__class__ is dict else _field_of(xs, k, b.collection)
+                if xs.__class__ is not list:
+                    if xs is UNKNOWN or xs is None:
+                        return UNKNOWN
+                    raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
+                env.budget -= len(xs) + 1
+                if env.budget < 0:
+                    env.charge(0)
+                return xs
+
+            return fact_list
         coll = self.compile(b.collection, scope)
 
         def get(env: Env) -> Any:
@@ -102,6 +121,9 @@ class LoopCompiler:
         # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
         hoist = self._new_slot()
         inner_coll = self._collection(rest[0], scope)
+        pair = self._fused_pair(e, first, rest, coll, inner_coll, slot, scope)
+        if pair is not None:
+            return pair
         loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
 
         def hoisting(env: Env) -> Any:
@@ -211,16 +233,23 @@ class LoopCompiler:
         result_slot = self.hint_results.get(binding_id) if not scope else None
 
         def quant(env: Env) -> Any:
+            # Known undecided: the fast run's result says so, or the enclosing binding of the same
+            # quantifier was undecided, which makes every inner level undecided too.
+            assumed, env.assume = env.assume, None
             xs = coll(env)
             if xs is UNKNOWN:
                 return UNKNOWN
-            if kind != "count" and env.hint is not None and result_slot is not None:
-                if env.hint[result_slot] is (not decide):  # no element decided: show the last one
-                    if xs:
-                        env.slots[slot] = xs[-1]
-                        env.rec[bind_key] = len(xs) - 1  # type: ignore[index]
-                        replay(env)
-                    return not decide
+            if kind != "count" and (
+                assumed is (not decide)
+                or (env.hint is not None and result_slot is not None and env.hint[result_slot] is (not decide))
+            ):
+                if xs:  # show the last element
+                    env.slots[slot] = xs[-1]
+                    env.rec[bind_key] = len(xs) - 1  # type: ignore[index]
+                    env.assume = (not decide) if rest else None
+                    replay(env)
+                    env.assume = None
+                return not decide
             if kind != "count" and replay_hint(env, xs):
                 return decide
             slots, rec = env.slots, env.rec
@@ -291,6 +320,101 @@ class LoopCompiler:
             return out
 
         return comprehension
+
+    def _fused_pair(
+        self, e: ast.Quantifier, first: ast.Binding, rest: list[ast.Binding], coll: Fn, inner_coll: Fn,
+        slot: int, scope: dict[str, int],
+    ) -> Fn | None:
+        """`any s in A, c in B: c.k in s.j` (or `==`, either side) as two plain loops, the
+        disjointness check of every validity ruleset. B's fields are read once, not once per s;
+        a field that cannot be read fails only where the nested loops would have read it."""
+        body = e.body
+        if len(rest) != 1 or e.kind == "count" or not isinstance(body, ast.Compare) or body.op not in ("in", "=="):
+            return None
+        second = rest[0]
+        sides = []
+        for side in (body.left, body.right):
+            if not (isinstance(side, ast.Field) and isinstance(side.obj, ast.Name)):
+                return None
+            sides.append((side.obj.name, side.name, side))
+        names = {sides[0][0], sides[1][0]}
+        if names != {first.name, second.name} or first.name == second.name:
+            return None
+        inner_left = sides[0][0] == second.name
+        (_, inner_key, inner_node), (_, outer_key, outer_node) = sides if inner_left else sides[::-1]
+        inner_slot = self._new_slot()
+        self.binding_slots[id(second)] = inner_slot
+        decide = e.kind == "any"
+        other, member = not decide, body.op == "in"
+
+        def pair(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return other
+            ys = inner_coll(env)
+            if ys is UNKNOWN:
+                return UNKNOWN
+            if not ys:
+                return other
+            bs: list[Any] = []
+            strings = member
+            for y in ys:
+                try:
+                    b = y.get(inner_key, UNKNOWN) if y.__class__ is dict else _field_of(y, inner_key, inner_node)
+                except EvalFailure as exc:
+                    b = exc
+                bs.append(b)
+                if b.__class__ is not str:
+                    strings = False
+            env.budget -= len(xs) * (len(ys) + 1)
+            if env.budget < 0:
+                env.charge(0)
+            unknown = False
+            for x in xs:
+                a = x.get(outer_key, UNKNOWN) if x.__class__ is dict else _field_of(x, outer_key, outer_node)
+                if a is UNKNOWN:
+                    unknown = True  # every comparison with it is unknown, as in the nested loops
+                    continue
+                a_str = a.__class__ is str
+                if strings and a_str:  # the common case, as tight as a hand-written loop
+                    if inner_left:
+                        for b in bs:
+                            if (b in a) is decide:
+                                break
+                        else:
+                            continue
+                    else:
+                        for b in bs:
+                            if (a in b) is decide:
+                                break
+                        else:
+                            continue
+                    env.slots[slot], env.slots[inner_slot] = x, ys[bs.index(b)]
+                    return decide
+                for j, b in enumerate(bs):
+                    if b.__class__ is EvalFailure:
+                        raise b
+                    if b is UNKNOWN:
+                        unknown = True
+                        continue
+                    if member:
+                        left, right = (b, a) if inner_left else (a, b)
+                        if a_str and b.__class__ is str:
+                            v = left in right
+                        else:
+                            v = _member(left, right, body)
+                    else:
+                        v = _strict_eq(a, b)
+                    if v is decide:
+                        env.slots[slot], env.slots[inner_slot] = x, ys[j]
+                        return decide
+                    if v is UNKNOWN:
+                        unknown = True
+            return UNKNOWN if unknown else other
+
+        return pair
 
     def _fused_loop(
         self,
@@ -439,6 +563,18 @@ class LoopCompiler:
             return out
 
         return comprehension
+
+
+def _fact_keys(e: ast.Expr) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything but a plain path."""
+    keys: list[str] = []
+    while isinstance(e, ast.Field):
+        keys.append(e.name)
+        e = e.obj
+    if not isinstance(e, ast.Name):
+        return None
+    keys.append(e.name)
+    return keys[::-1]
 
 
 def _names(e: ast.Expr) -> set[str]:

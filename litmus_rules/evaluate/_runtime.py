@@ -22,7 +22,7 @@ class Found(dict):  # type: ignore[type-arg]
 class Env:
     """Per-evaluation state: the episode's facts, quantifier slots, let cache, budget, recordings."""
 
-    __slots__ = ("facts", "batch", "slots", "lets", "derived", "budget", "rec", "hint")
+    __slots__ = ("facts", "batch", "slots", "lets", "derived", "budget", "rec", "hint", "assume")
 
     def __init__(self, facts: Mapping[str, Any], batch: Mapping[str, Any], nslots: int, nlets: int, budget: int):
         self.facts = facts
@@ -33,6 +33,7 @@ class Env:
         self.budget = budget
         self.rec: dict[Any, Any] | None = None
         self.hint: list[Any] | None = None  # a recording run: the fast run's slots, where witnesses are
+        self.assume: Any = None  # a recording run: the result an inner loop level is known to have
 
     def charge(self, units: int) -> None:
         self.budget -= units
