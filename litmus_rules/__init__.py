@@ -5,9 +5,14 @@ benchmark, classify the agent's decision on scored ones, and explain every verdi
     >>> rules = litmus_rules.load_rules()            # the shipped ruleset
     >>> verdict = rules.evaluate(episode_dict)       # -> Verdict
     >>> verdict.verdict, verdict.reasons, verdict.classification
+
+`read_episodes(paths)` reads episode files as `check` does (YAML keys kept as written, so
+`controls: {null: ...}` stays the string key "null"), yielding `LoadedEpisode(data=... | error=...)`.
 """
 
 from litmus_rules.engine import RuleSet, load_rules, load_rules_text
+from litmus_rules.load import LoadedEpisode
+from litmus_rules.load import iter_episodes as read_episodes
 from litmus_rules.errors import (
     Diagnostic,
     EvaluationError,
@@ -33,6 +38,7 @@ __all__ = [
     "LitmusConfigError",
     "LitmusError",
     "LitmusSyntaxError",
+    "LoadedEpisode",
     "Reason",
     "RuleCheckError",
     "RuleError",
@@ -43,4 +49,5 @@ __all__ = [
     "Verdict",
     "load_rules",
     "load_rules_text",
+    "read_episodes",
 ]

@@ -57,11 +57,9 @@ class Compiler(LoopCompiler):
             try:
                 value = fn(env)
             except EvalFailure as exc:
-                assert env.rec is not None
-                env.rec.setdefault(("error", key), exc.message)
+                env.rec.setdefault(("error", key), exc.message)  # type: ignore[union-attr]
                 raise
-            assert env.rec is not None
-            env.rec[key] = value
+            env.rec[key] = value  # type: ignore[index]
             return value
 
         return record
@@ -221,21 +219,15 @@ class Compiler(LoopCompiler):
         return fact_path
 
     def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str]) -> Fn:
-        key = id(e)
+        missing = ("missing", id(e))  # the trace names the path as missing when this is set
 
         def get(env: Env) -> Any:
             v = root(env)
-            for depth, k in enumerate(keys):
+            for k in keys:
+                v = v.get(k, UNKNOWN) if v.__class__ is dict else _field_of(v, k, e)
                 if v is UNKNOWN:
+                    env.rec[missing] = True  # type: ignore[index]
                     break
-                nv = _field_of(v, k, e)
-                if nv is UNKNOWN and v is not UNKNOWN:
-                    assert env.rec is not None
-                    env.rec[("missing", key)] = depth + 1  # how many keys were read before the gap
-                v = nv
-            if v is UNKNOWN and ("missing", key) not in (env.rec or {}):
-                assert env.rec is not None
-                env.rec[("missing", key)] = 0
             return v
 
         return get
