@@ -37,11 +37,11 @@ def _schema(rng: random.Random, depth: int = 0) -> dict[str, Any]:
     }
 
 
-def manifest(rng: random.Random, n_tools: int) -> list[dict[str, Any]]:
+def manifest(rng: random.Random, n_tools: int, description_words: int = 30) -> list[dict[str, Any]]:
     return [
         {
             "name": f"tool_{i}_{rng.randrange(10**6)}",
-            "description": _words(rng, 30),
+            "description": _words(rng, description_words),
             "input_schema": _schema(rng),
             **({"injected": True} if i == 0 else {}),
         }
@@ -49,8 +49,10 @@ def manifest(rng: random.Random, n_tools: int) -> list[dict[str, Any]]:
     ]
 
 
-def episode(i: int, rng: random.Random, n_tools: int = 20, transcript_chars: int = 10_000) -> dict[str, Any]:
-    tools = manifest(rng, n_tools)
+def episode(
+    i: int, rng: random.Random, n_tools: int = 20, transcript_chars: int = 10_000, description_words: int = 30
+) -> dict[str, Any]:
+    tools = manifest(rng, n_tools, description_words)
     attack_tool = tools[0]["name"]
     canary = f"lc-{i:06d}-{rng.randrange(16**12):012x}"
     attacker = f"XX{rng.randrange(10**8):08d}"

@@ -386,8 +386,8 @@ def _one_by_one(texts: Sequence[str], indices: Iterable[int],
 class _HaystackCache:
     """LRU of texts -> Haystack, bounded by entries and by the bytes held."""
 
-    MAX_ENTRIES = 32
-    MAX_BYTES = 64 << 20
+    MAX_ENTRIES = 16
+    MAX_BYTES = 16 << 20  # bounded so a long batch's memory stays flat
 
     def __init__(self) -> None:
         self._data: collections.OrderedDict[tuple[str, ...], Haystack] = collections.OrderedDict()

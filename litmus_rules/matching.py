@@ -87,7 +87,7 @@ class _FormsCache:
     """LRU of text -> forms, bounded by entries and by total characters held."""
 
     MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
-    MAX_CHARS = 32 << 20
+    MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
     MAX_TEXT = 4 << 20  # larger texts are derived every time rather than evicting everything
 
     def __init__(self) -> None:
@@ -123,7 +123,7 @@ def text_forms(text: str) -> tuple[Form, ...]:
     return _forms_cache.get(text)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)  # tokens are mostly per-episode canaries: a small cache suffices
 def _needles(token: str, key: str) -> tuple[tuple[str, str], ...]:
     """(label, needle) pairs to look for in a form with this key; label "" = the plain token."""
     fn = KEYS[key]
@@ -201,7 +201,7 @@ _WORD_RE = re.compile(r"\w+")
 _PATHISH_RE = re.compile(r"(?:[A-Za-z][\w+.-]*:)?[\w.~$@+=%-]*(?:[\\/]+[\w.~$@+=%-]+)+[\\/]*")
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=256)
 def _tokens(text: str) -> tuple[dict[str, None], str]:
     """The distinct tokens of `text` (path-like ones whole, then words), and the same joined
     by newlines so that "literal inside some token" is one substring search."""
@@ -212,7 +212,7 @@ def _tokens(text: str) -> tuple[dict[str, None], str]:
     return toks, "\n".join(toks)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)  # per-episode literals; each entry can hold ~2,000 substrings
 def _grams(literal: str, min_len: int) -> tuple[frozenset[str], frozenset[str]]:
     """Substrings of `literal` of length >= min_len (short literals only), and its min_len-grams."""
     grams = frozenset(literal[i : i + min_len] for i in range(len(literal) - min_len + 1))
