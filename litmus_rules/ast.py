@@ -6,7 +6,7 @@ original. The AST imports nothing but `source` and attrs; lark stays inside `syn
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Iterator, Union
 
 import attrs
 
@@ -243,3 +243,17 @@ def children(expr: Expr) -> tuple[Expr, ...]:
         rest = (expr.condition,) if expr.condition is not None else ()
         return (expr.collection, expr.element) + rest
     return ()
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """The expression and every sub-expression (iteratively: rule text is untrusted)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
+def names(expr: Expr) -> set[str]:
+    """Every bare name an expression mentions (a superset of its free variables)."""
+    return {node.name for node in walk(expr) if isinstance(node, Name)}

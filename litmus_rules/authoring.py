@@ -17,7 +17,7 @@ import attrs
 from litmus_rules import ast
 from litmus_rules import types as t
 from litmus_rules.builtins import REGISTRY
-from litmus_rules.check import CODES, Checker
+from litmus_rules.check import CODES, Checker, literal_type
 from litmus_rules.errors import Diagnostic, LitmusConfigError, LitmusSyntaxError
 from litmus_rules.facts import DERIVED, FactSchema
 from litmus_rules.printer import format_ruleset
@@ -159,7 +159,7 @@ class Knowledge:
 
     def _info(self, e: ast.Expr, scope: dict[str, t.T]) -> tuple[bool, t.T, bool]:  # noqa: C901
         if isinstance(e, ast.Literal):
-            return False, _literal_type(e.value), False
+            return False, literal_type(e.value), False
         if isinstance(e, ast.Name):
             if e.name in scope:
                 return False, scope[e.name], False  # an element of a list is a value, never unknown
@@ -217,14 +217,6 @@ class Knowledge:
         return unknown, typ, reads
 
 
-def _literal_type(value: object) -> t.T:
-    if value is None:
-        return t.NULL
-    if isinstance(value, bool):
-        return t.BOOL
-    if isinstance(value, (int, float)):
-        return t.NUM
-    return t.STR
 
 
 def _required(schema: Any) -> set[str]:
@@ -256,15 +248,6 @@ def _style(code: str, message: str, span: Span | None, help: str | None = None) 
     return Diagnostic(code, STYLE_CODES[code][0], message, span, help)
 
 
-def _names(e: ast.Expr) -> set[str]:
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            out.add(node.name)
-        stack.extend(ast.children(node))
-    return out
 
 
 def _bindings(e: ast.Expr) -> list[str]:
@@ -334,7 +317,7 @@ def _witness(rule: ast.Rule, message: ast.Message) -> list[Diagnostic]:
     shown: set[str] = set()
     for part in message.parts:
         if isinstance(part, ast.Placeholder):
-            shown |= _names(part.expr)
+            shown |= ast.names(part.expr)
     bound = _bindings(rule.condition)
     if bound and not shown & set(bound):
         names = ", ".join(f"`{b}`" for b in bound)
@@ -426,7 +409,7 @@ def params_used(rs: ast.RuleSet, exprs: Iterable[ast.Expr]) -> list[str]:
     seen: set[str] = set()
     stack = list(exprs)
     while stack:
-        for name in _names(stack.pop()):
+        for name in ast.names(stack.pop()):
             if name in seen:
                 continue
             seen.add(name)

@@ -171,7 +171,7 @@ class Checker:
 
     def _infer(self, e: ast.Expr, scope: _Scope) -> t.T:  # noqa: C901 - one branch per node type
         if isinstance(e, ast.Literal):
-            return _literal_type(e.value)
+            return literal_type(e.value)
         if isinstance(e, ast.ListExpr):
             item: t.T | None = None
             for x in e.items:
@@ -353,14 +353,7 @@ class Checker:
 
 
 def _all_bindings(e: ast.Expr) -> list[ast.Binding]:
-    out: list[ast.Binding] = []
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Quantifier):
-            out.extend(node.bindings)
-        stack.extend(ast.children(node))
-    return out
+    return [b for node in ast.walk(e) if isinstance(node, ast.Quantifier) for b in node.bindings]
 
 
 def _is_constant(e: ast.Expr) -> bool:
@@ -373,7 +366,8 @@ def _is_constant(e: ast.Expr) -> bool:
     return False
 
 
-def _literal_type(value: object) -> t.T:
+def literal_type(value: object) -> t.T:
+    """The static type of a literal value."""
     if value is None:
         return t.NULL
     if isinstance(value, bool):
@@ -385,7 +379,7 @@ def _literal_type(value: object) -> t.T:
 
 def _literal_type_of(e: ast.Expr) -> t.T:
     if isinstance(e, ast.Literal):
-        return _literal_type(e.value)
+        return literal_type(e.value)
     if isinstance(e, ast.Neg):
         return t.NUM
     if isinstance(e, ast.ListExpr):

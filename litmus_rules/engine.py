@@ -189,12 +189,9 @@ class RuleSet:
                     roots.extend(p.expr for p in item.message.parts if isinstance(p, ast.Placeholder))
             elif isinstance(item, ast.Classify):
                 roots.extend(c.condition for c in item.cells if c.condition is not None)
-        names = set()
-        while roots:
-            node = roots.pop()
-            if isinstance(node, ast.Name):
-                names.add(node.name)
-            roots.extend(ast.children(node))
+        names: set[str] = set()
+        for root in roots:
+            names |= ast.names(root)
         return frozenset(names)
 
     # ---- building -----------------------------------------------------------------------------------
@@ -405,15 +402,12 @@ class RuleSet:
 
 def _binding_slots(condition: ast.Expr, compiler: Compiler) -> dict[str, int]:
     """Message placeholders see the quantifier variables of the condition, at their recorded slots."""
-    slots: dict[str, int] = {}
-    stack = [condition]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Quantifier):
-            for b in node.bindings:
-                slots[b.name] = compiler.binding_slots[id(b)]
-        stack.extend(ast.children(node))
-    return slots
+    return {
+        b.name: compiler.binding_slots[id(b)]
+        for node in ast.walk(condition)
+        if isinstance(node, ast.Quantifier)
+        for b in node.bindings
+    }
 
 
 def canary_owners(episodes: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:

@@ -116,7 +116,7 @@ class LoopCompiler:
                 if fused is not None:
                     return fused
             return self._loop(e, rest, coll, slot, self.compile(e.body, inner))
-        if first.name in _names(rest[0].collection):
+        if first.name in ast.names(rest[0].collection):
             return self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner))
         # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
         hoist = self._new_slot()
@@ -437,7 +437,7 @@ class LoopCompiler:
         sides: list[tuple[int, str] | Fn] = []
         for side in (body.left, body.right):
             field = self._slot_field(side, inner)
-            if binding.name not in _names(side):
+            if binding.name not in ast.names(side):
                 sides.append(self.compile(side, outer))  # loop-invariant: evaluated once
             elif field is not None:
                 sides.append(field)
@@ -575,15 +575,3 @@ def _fact_keys(e: ast.Expr) -> list[str] | None:
         return None
     keys.append(e.name)
     return keys[::-1]
-
-
-def _names(e: ast.Expr) -> set[str]:
-    """Every bare name an expression mentions (a superset of its free variables)."""
-    out: set[str] = set()
-    stack = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            out.add(node.name)
-        stack.extend(ast.children(node))
-    return out
