@@ -6,6 +6,7 @@ after loading and safe to share across threads: all per-episode state lives in a
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -54,9 +55,10 @@ def _rule_files(path: Path) -> list[Path]:
 
 
 def _display_name(file: Path, base: Path) -> str:
-    """Rule locations read `rules/validity.litmus:14`: relative to the rules folder's parent."""
+    """Rule locations read `rules/validity.litmus:14`: relative to the parent of the folder (or
+    file) the rules were loaded from."""
     try:
-        return str(file.relative_to(base.parent if base.is_dir() else base.parent))
+        return str(file.relative_to(base.parent))
     except ValueError:
         return str(file)
 
@@ -200,8 +202,6 @@ class RuleSet:
         decls = {p.name: p for p in self.ast.params}
         for name in overrides:
             if name not in decls:
-                import difflib
-
                 guess = difflib.get_close_matches(name, list(decls), n=1)
                 hint = f"; did you mean `{guess[0]}`?" if guess else f"; params: {', '.join(decls) or 'none'}"
                 raise LitmusConfigError(f"unknown param `{name}`{hint}")
