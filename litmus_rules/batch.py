@@ -89,12 +89,19 @@ def _canaries_of(unit: Unit | LoadedEpisode) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _evaluate_unit(unit: Unit | LoadedEpisode, shared: Mapping[str, list[str]]) -> list[tuple[Outcome, str | None]]:
-    """(outcome, the episode's id when it was valid) for every document of the unit."""
-    spec: RulesSpec = _WORKER["spec"]
-    ruleset: RuleSet = _WORKER["rules"]
+def _evaluate_unit(
+    unit: Unit | LoadedEpisode,
+    shared: Mapping[str, list[str]],
+    ruleset: RuleSet | None = None,
+    spec: RulesSpec | None = None,
+) -> list[tuple[Outcome, str | None]]:
+    """(outcome, the episode's id when it was valid) for every document of the unit. In a worker
+    process the ruleset and spec are the ones `_init_worker` loaded."""
+    spec = spec if spec is not None else _WORKER["spec"]
+    ruleset = ruleset if ruleset is not None else _WORKER["rules"]
+    assert spec is not None and ruleset is not None
     batch = {"canary_owners": shared}
-    out = []
+    out: list[tuple[Outcome, str | None]] = []
     for loaded in iter_unit(unit):
         location = _location(loaded)
         if loaded.error is not None:
@@ -109,13 +116,14 @@ def _evaluate_unit(unit: Unit | LoadedEpisode, shared: Mapping[str, list[str]]) 
 # ---- running units in order ----------------------------------------------------------------------
 
 
-def _ordered(pool: cf.Executor | None, fn: Callable[..., T], units: Sequence[Any], *args: Any) -> Iterator[T]:
-    """fn(unit, *args) for every unit, results in unit order, at most 2 per worker in flight."""
+def _ordered(
+    pool: cf.Executor | None, window: int, fn: Callable[..., T], units: Sequence[Any], *args: Any
+) -> Iterator[T]:
+    """fn(unit, *args) for every unit, results in unit order, at most `window` units in flight."""
     if pool is None:
         for unit in units:
             yield fn(unit, *args)
         return
-    window = 2 * (getattr(pool, "_max_workers", 2) or 2)
     pending: deque[cf.Future[T]] = deque()
     todo = iter(units)
     for unit in todo:
@@ -143,12 +151,14 @@ def check_inputs(
         big = len(units) > 1 and _input_bytes(units) >= MIN_BYTES_FOR_POOL
         jobs = (os.cpu_count() or 1) if big else 1
     workers = max(1, jobs)
-    _WORKER.update(spec=spec, rules=ruleset)  # the in-process path uses the parent's ruleset
     pool = cf.ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(spec,)) if workers > 1 else None
+    window = 2 * workers
+    # In-process, the parent's ruleset is passed along; workers use the one they loaded.
+    local = () if pool is not None else (ruleset, spec)
     try:
         owners: dict[str, list[str]] = {}
         if ruleset.reads("shared_canaries"):
-            for pairs in _ordered(pool, _canaries_of, units):
+            for pairs in _ordered(pool, window, _canaries_of, units):
                 for ident, values in pairs:
                     for value in values:
                         ids = owners.setdefault(value, [])
@@ -157,7 +167,7 @@ def check_inputs(
         shared = {value: ids for value, ids in owners.items() if len(ids) > 1}
         del owners
         seen: dict[str, str] = {}
-        for results in _ordered(pool, _evaluate_unit, units, shared):
+        for results in _ordered(pool, window, _evaluate_unit, units, shared, *local):
             for outcome, ident in results:
                 if ident is None:
                     yield outcome
