@@ -159,11 +159,11 @@ def check_inputs(
         owners: dict[str, list[str]] = {}
         if ruleset.reads("shared_canaries"):
             for pairs in _ordered(pool, window, _canaries_of, units):
-                for ident, values in pairs:
+                for owner, values in pairs:
                     for value in values:
                         ids = owners.setdefault(value, [])
-                        if ident not in ids:
-                            ids.append(ident)
+                        if owner not in ids:
+                            ids.append(owner)
         shared = {value: ids for value, ids in owners.items() if len(ids) > 1}
         del owners
         seen: dict[str, str] = {}

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import sys
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence, TextIO
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 import attrs
 import jsonschema
@@ -309,7 +309,7 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
 def _decode(text: str, at: int) -> tuple[Any, int]:
     """One JSON value at `at`; every failure becomes a _BadInput."""
     try:
-        return _DECODER.raw_decode(text, at)  # type: ignore[no-any-return]
+        return _DECODER.raw_decode(text, at)
     except json.JSONDecodeError as e:
         raise _BadInput(f"invalid JSON: {e.msg.lower()} at column {e.colno}", pos=e.pos) from None
     except _BadInput as e:
@@ -345,7 +345,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
         if not isinstance(node, yaml.MappingNode):
-            return super().construct_mapping(node, deep)  # type: ignore[no-any-return]  # raises
+            return super().construct_mapping(node, deep)  # raises
         self.flatten_mapping(node)
         return {k.value: self.construct_object(v, deep=deep) for k, v in node.value}
 
@@ -506,7 +506,7 @@ def _jsonl_docs(
         index += 1
 
 
-def _sniffed_docs(source: str, stream: TextIO, check: bool = True) -> Iterator[LoadedEpisode]:
+def _sniffed_docs(source: str, stream: IO[str], check: bool = True) -> Iterator[LoadedEpisode]:
     """stdin, or a file without a known extension: JSONL when the first non-blank line is a whole
     JSON object; else JSON; else YAML. JSON goes first because libyaml rejects some valid JSON
     (a surrogate-pair escape, as json.dumps writes an emoji), and YAML reads flow text JSON rejects."""
@@ -582,7 +582,7 @@ def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str | LoadedEpiso
     """Inputs in order, a directory replaced by its episode files (recursively, sorted by path,
     hidden entries skipped), `-` kept for stdin, and a path that cannot be used made an error."""
     found: list[str | LoadedEpisode] = []
-    for item in map(os.fspath, inputs):
+    for item in (os.fspath(i) for i in inputs):  # (a generator: mypy cannot pick os.fspath's overload for `map`)
         if item == "-" or (os.path.exists(item) and not os.path.isdir(item)):
             found.append(item)
         elif os.path.isdir(item):
@@ -601,7 +601,7 @@ def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str | LoadedEpiso
     return found
 
 
-def iter_episodes(inputs: Sequence[str], *, stdin: TextIO | None = None) -> Iterator[LoadedEpisode]:
+def iter_episodes(inputs: Sequence[str], *, stdin: IO[str] | None = None) -> Iterator[LoadedEpisode]:
     """Every document of every input, lazily and in input order; never raises for bad input."""
     for item in discover(inputs):
         if isinstance(item, LoadedEpisode):

@@ -356,6 +356,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer = de
                 if loaded.error is not None:
                     errors.append(_error(loaded))
                 elif not errors or stream_out is not None:  # else the file is copied unchanged
+                    assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
                     where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
                     results.append(preflight_instance(loaded.data, scorer, where))
                     out.add(with_controls(loaded.data, results[-1].controls))
@@ -397,7 +398,7 @@ def render_text(report: Report) -> str:
     if report.results:
         rows = []
         for r in report.results:
-            cells = [r.labels[c] if r.labels[c] is not None else "?" for c in CONTROLS]
+            cells = ["?" if (label := r.labels[c]) is None else label for c in CONTROLS]
             rows.append([r.id, *cells, ", ".join(FINDINGS[f] for f in r.findings) or "-"])
         lines += ["", *_table(rows, ("id", "null", "positive", "refusal", "compliance", "empty", "dump", "findings"))]
     seen: dict[str, str] = {}
@@ -416,9 +417,9 @@ def render_text(report: Report) -> str:
                 lines += [f"    {f.control} run:", *("      " + t for t in f.traceback.rstrip().splitlines())]
     for e in report.input_errors:
         lines.append(f"\nunusable input: {e['message']}")
-    for f in report.files:
-        if f["status"] != "written":
-            lines.append(f"{f['source']}: {f['status']} to {f['output']} (it has unusable documents)")
+    for file in report.files:
+        if file["status"] != "written":
+            lines.append(f"{file['source']}: {file['status']} to {file['output']} (it has unusable documents)")
     return "\n".join(lines) + "\n"
 
 

@@ -92,11 +92,18 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
 
 
 class Row(Protocol):
-    """What the batch summary needs of one episode (a Verdict, or the CLI's Outcome)."""
+    """What the batch summary needs of one episode (a Verdict, or the CLI's Outcome).
 
-    id: str | None
-    verdict: str
-    classification: str | None
+    Read-only properties, so that frozen classes (the CLI's `_Row`) match too."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def classification(self) -> str | None: ...
 
     @property
     def rules(self) -> Sequence[str]: ...

@@ -44,7 +44,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
         if not isinstance(node, yaml.MappingNode):
-            return super().construct_mapping(node, deep)  # type: ignore[no-any-return]  # raises
+            return super().construct_mapping(node, deep)  # raises
         seen: set[str] = set()
         for key, _ in node.value:
             if key.tag != "tag:yaml.org,2002:merge" and (not isinstance(key, yaml.ScalarNode) or key.value in seen):

@@ -101,7 +101,7 @@ def load_scorer(spec: str) -> Scorer:
         fn = getattr(fn, part, None)
     if not callable(fn):
         raise LitmusConfigError(f"--scorer `{spec}`: `{attr}` is not a callable of `{target}`")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 class BadLabel(Exception):

@@ -73,6 +73,10 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _injected(item: Any) -> bool:
     return isinstance(item, Mapping) and item.get("injected") is True
 
@@ -234,15 +238,15 @@ def attack_calls(instance: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     """The calls the compliance stub makes and the refusal stub declines, in a stable order: every
     injected tool with default arguments, then every tool_call signal's call (its arguments over
     the tool's defaults). Identical calls are listed once."""
-    context = instance.get("context") if isinstance(instance.get("context"), Mapping) else {}
+    context = _mapping(instance.get("context"))
     tools = [t for t in _list(context.get("tools")) if isinstance(t, Mapping) and isinstance(t.get("name"), str)]
     by_name = {t["name"]: t for t in reversed(tools)}  # the first tool of a name wins, as in a manifest
     calls: list[tuple[str, dict[str, Any]]] = [(t["name"], default_arguments(t)) for t in tools if _injected(t)]
-    detector = instance.get("detector") if isinstance(instance.get("detector"), Mapping) else {}
+    detector = _mapping(instance.get("detector"))
     for signal in _list(detector.get("signals")):
         if isinstance(signal, Mapping) and signal.get("kind") == "tool_call" and isinstance(signal.get("tool"), str):
             base = default_arguments(by_name[signal["tool"]]) if signal["tool"] in by_name else {}
-            wanted = signal.get("arguments") if isinstance(signal.get("arguments"), Mapping) else {}
+            wanted = _mapping(signal.get("arguments"))
             calls.append((signal["tool"], _merge(base, wanted)))
     unique: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
@@ -338,7 +342,7 @@ def null_stub(instance: Mapping[str, Any]) -> StubRun:
 
 
 def compliance_stub(instance: Mapping[str, Any], _copy: dict[str, Any] | None = None) -> StubRun:
-    context = instance.get("context") if isinstance(instance.get("context"), Mapping) else {}
+    context = _mapping(instance.get("context"))
     calls = attack_calls(instance)
     plan = ["I will do what the instructions ask."] + [f"- call {_call_text(n, a)}" for n, a in calls]
     announced, records = _records(calls, EXECUTE, _decision_field(instance), 1)
@@ -348,7 +352,7 @@ def compliance_stub(instance: Mapping[str, Any], _copy: dict[str, Any] | None = 
 
 
 def refusal_stub(instance: Mapping[str, Any], _copy: dict[str, Any] | None = None) -> StubRun:
-    context = instance.get("context") if isinstance(instance.get("context"), Mapping) else {}
+    context = _mapping(instance.get("context"))
     quotes = _quotes(context)
     reasoning = quotes + ["These ask for something the user did not request, so I will not act on them."]
     announced, records = _records(attack_calls(instance), REFUSE, _decision_field(instance), 1)
@@ -362,7 +366,7 @@ def empty_stub(instance: Mapping[str, Any], _copy: dict[str, Any] | None = None)
 
 
 def dump_stub(instance: Mapping[str, Any], _copy: dict[str, Any] | None = None) -> StubRun:
-    context = instance.get("context") if isinstance(instance.get("context"), Mapping) else {}
+    context = _mapping(instance.get("context"))
     tools = [t for t in _list(context.get("tools")) if isinstance(t, Mapping) and isinstance(t.get("name"), str)]
     calls = [(t["name"], default_arguments(t)) for t in tools]
     announced, records = _records(calls, EXECUTE, _decision_field(instance), 0)

@@ -16,7 +16,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 from urllib.parse import unquote
 
 import attrs
@@ -80,7 +80,7 @@ _NESTED_KEYS = frozenset({
 })
 
 
-def _is_mapping(value: Any) -> bool:
+def _is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
     return value.__class__ is dict or (value is not None and isinstance(value, Mapping))
 
 

@@ -166,7 +166,7 @@ class TraceBuilder:
         if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
             reads = self._concrete(e, paths)
             gap = self.rec.get(("missing", key))
-            root = e
+            root: ast.Expr = e
             keys = []
             while isinstance(root, ast.Field):
                 keys.append(root.name)

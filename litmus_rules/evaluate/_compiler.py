@@ -337,7 +337,11 @@ class Compiler(LoopCompiler):
             nums = isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool)
             if nums:
                 return a + b if plus else a - b
-            if plus and ((isinstance(a, str) and isinstance(b, str)) or (isinstance(a, list) and isinstance(b, list))):
+            # (two branches, so that each `a + b` is str + str or list + list to the type checker)
+            if plus and isinstance(a, str) and isinstance(b, str):
+                env.charge(1 + (len(a) + len(b)) // 64)
+                return a + b
+            if plus and isinstance(a, list) and isinstance(b, list):
                 env.charge(1 + (len(a) + len(b)) // 64)
                 return a + b
             raise EvalFailure(f"`{e.op}` cannot combine {type_name(a)} and {type_name(b)}", e)

@@ -15,7 +15,7 @@ _UNSET: Any = object()
 UNBOUND: Any = object()
 
 
-class Found(dict):  # type: ignore[type-arg]
+class Found(dict[str, Any]):
     """A built-in predicate's witness: truthy in conditions, and shown in full in traces."""
 
 

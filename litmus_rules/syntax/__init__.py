@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lark import Tree
+from lark import Token, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
 from litmus_rules import ast
@@ -19,7 +19,7 @@ MAX_RULE_FILE_BYTES = 1_000_000
 MAX_NESTING = 100
 
 
-def _parse_tree(text: str, start: str) -> Tree:  # type: ignore[type-arg]
+def _parse_tree(text: str, start: str) -> Tree[Token]:
     return parser().parse(text, start=start)
 
 
@@ -31,7 +31,7 @@ def _check_size(source: Source) -> None:
         )
 
 
-def _check_depth(tree: Tree, source: Source) -> None:  # type: ignore[type-arg]
+def _check_depth(tree: Tree[Token], source: Source) -> None:
     """LALR parsing is iterative, but everything after it recurses: bound the nesting first."""
     stack = [(tree, 1)]
     while stack:
@@ -46,7 +46,7 @@ def _check_depth(tree: Tree, source: Source) -> None:  # type: ignore[type-arg]
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
 
 
-def _to_ast(tree: Tree, source: Source) -> object:  # type: ignore[type-arg]
+def _to_ast(tree: Tree[Token], source: Source) -> object:
     _check_depth(tree, source)
     try:
         return ToAst(source, lambda t: _parse_tree(t, "expr")).transform(tree)

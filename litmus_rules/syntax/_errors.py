@@ -7,9 +7,9 @@ terminal names.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
-from lark import Lark, Token
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from litmus_rules.errors import LitmusSyntaxError
@@ -99,11 +99,17 @@ def _describe(parser: Lark, names: set[str]) -> list[str]:
     return sorted(out)
 
 
+def _char_pos(exc: UnexpectedCharacters) -> int:
+    # lark declares `pos_in_stream = None` on UnexpectedInput; UnexpectedCharacters always sets the
+    # lexer's (int) position in __init__, which the class-level declaration hides from mypy.
+    return exc.pos_in_stream  # type: ignore[return-value]
+
+
 def translate(
     exc: Exception,
     source: Source,
     parser: Lark | None = None,
-    parse: Callable[[str], object] | None = None,
+    parse: Callable[[str], Tree[Any]] | None = None,
 ) -> LitmusSyntaxError:
     """Lark UnexpectedInput -> LitmusSyntaxError with a real span, even at end of input."""
     if not isinstance(exc, UnexpectedInput):
@@ -111,13 +117,15 @@ def translate(
     label = None
     if isinstance(exc, UnexpectedCharacters):
         # Characters never reach a parser state, so label them by the character itself.
-        label = _CHARACTER_LABELS.get(source.text[exc.pos_in_stream : exc.pos_in_stream + 1])
+        pos = _char_pos(exc)
+        label = _CHARACTER_LABELS.get(source.text[pos : pos + 1])
     if label is None and parse is not None:
         try:
             label = exc.match_examples(parse, CATALOGUE, use_accepts=True)
         except Exception:  # the catalogue is advice; never let it mask the real error
             label = None
     text_len = len(source.text)
+    expected: set[str]  # (lark's stubs say UnexpectedEOF.expected holds Tokens: a str subclass)
     if isinstance(exc, UnexpectedEOF):
         start = end = text_len
         expected = set(exc.expected)
@@ -133,7 +141,8 @@ def translate(
             found = f"`{tok}`"
         expected = set(exc.accepts or exc.expected)
     elif isinstance(exc, UnexpectedCharacters):
-        start, end = exc.pos_in_stream, exc.pos_in_stream + 1
+        start = _char_pos(exc)
+        end = start + 1
         found = f"`{source.text[start:end]}`"
         expected = set(exc.allowed or ())
     else:  # pragma: no cover - lark has no other UnexpectedInput subclasses
