@@ -2,9 +2,11 @@
 
 The rules ask "does this signal collide with any surface of the episode?" of ~600 surfaces per
 episode (10,000+ for large manifests). Testing them one by one derives every new text's forms
-(`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them
-(no backslash; HTML and percent decoding leave the text as it is; no base64-alphabet run that
-decodes; path canonicalisation leaves its cleaned and normalised forms as they are). Every form
+(`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them,
+read from the text or from its cleaned form (format characters removed > tags > NFKC), which
+`forms` decodes too (no backslash; HTML and percent decoding leave both as they are; no
+base64-alphabet run of either that decodes; path canonicalisation leaves the cleaned and
+normalised forms as they are). Every form
 of a plain text T is then one of the Unicode transforms of T, by view key:
 
     raw T, format strip_format_chars(T), tags decode_tag_chars(T), nfkc nfkc(T),
@@ -50,8 +52,8 @@ from litmus_rules.decoding import (
     MAX_DECODED_CHARS,
     _base64_runs,
     _hex_runs,
-    canonical_path,
     html_unescape,
+    path_changes,
     percent_decode,
 )
 from litmus_rules.normalize import (
@@ -212,29 +214,53 @@ class Haystack:
         self.size = len(raw)
 
         def changed_by(decode: Callable[[str], str]) -> Callable[[int], bool]:
-            return lambda i: decode(texts[i]) != texts[i]
+            # forms() decodes the raw text and, when it differs, its cleaned text
+            def differs(i: int) -> bool:
+                text = texts[i]
+                if decode(text) != text:
+                    return True
+                cleaned = clean(text)
+                return cleaned != text and decode(cleaned) != cleaned
+            return differs
 
-        def path_changes(i: int) -> bool:
+        def path_differs(i: int) -> bool:
             # forms() derives the path views from the cleaned and normalised texts
-            return any(canonical_path(x) != x for x in (clean(texts[i]), full_normalise(texts[i])))
+            return any(path_changes(x) for x in (clean(texts[i]), full_normalise(texts[i])))
+
+        def always(i: int) -> bool:
+            return True
 
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
-            ("raw", b"\\", lambda i: True),  # JSON escapes, Windows paths
+            ("raw", b"\\", always),  # JSON escapes, Windows paths
             ("raw", b"&", changed_by(html_unescape)),
             ("raw", b"%", changed_by(percent_decode)),
-            ("raw", b"/", path_changes),
+            ("raw", b"/", path_differs),
         ]
-        if not self.ascii:  # NFKC can make a slash or backslash (fullwidth ones, ...)
-            checks += [(name, char, path_changes) for name in ("cleaned", "normalised")
+        if not self.ascii:
+            # NFKC can make a backslash, "&", "%" (fullwidth ones, ...) that the decoders of the
+            # cleaned text read, or a slash or backslash that path canonicalisation reads
+            checks += [("cleaned", b"\\", always), ("cleaned", b"&", changed_by(html_unescape)),
+                       ("cleaned", b"%", changed_by(percent_decode))]
+            checks += [(name, char, path_differs) for name in ("cleaned", "normalised")
                        for char in (b"/", b"\\")]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
                 if i not in exact and differs(i):
                     exact.add(i)
-        ends = starts[1:] + [len(raw) + 1]
-        for i in self._hinted_runs(form):
-            if i not in exact and _RUN8.search(raw, starts[i], ends[i] - 1) is not None:
-                runs = _B64_RUN.findall(texts[i])
+        # base64 / hex runs, in the raw text and (non-ASCII) in the cleaned text
+        run_sources: list[tuple[_Form | None, Callable[[str], str]]] = [(form, lambda t: t)]
+        if not self.ascii:
+            run_sources.append((self.form("cleaned"), clean))
+        for source, derive in run_sources:
+            hinted = range(len(texts)) if source is None else self._hinted_runs(source)
+            for i in hinted:
+                if i in exact:
+                    continue
+                if source is not None:
+                    end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
+                    if _RUN8.search(source.data, source.starts[i], end) is None:
+                        continue
+                runs = _B64_RUN.findall(derive(texts[i]))
                 if _base64_runs(runs, MAX_DECODED_CHARS) or _hex_runs(runs, MAX_DECODED_CHARS):
                     exact.add(i)
         self.exact = sorted(exact)
@@ -433,4 +459,4 @@ def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable
     if result is _MISSING:
         result = hay.first(probe(), test)
         hay.results[key] = result
-    return result  # type: ignore[no-any-return]
+    return result

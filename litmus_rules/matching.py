@@ -88,22 +88,29 @@ class _FormsCache:
 
     MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
     MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
-    MAX_TEXT = 4 << 20  # larger texts are derived every time rather than evicting everything
+    MAX_TEXT = 4 << 20  # larger texts are not kept with the others (they would evict everything)...
 
     def __init__(self) -> None:
         self._data: collections.OrderedDict[str, tuple[tuple[Form, ...], int]] = collections.OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
+        # ... but the last one is kept on its own: an episode asks for its forms once per rule
+        self._large: tuple[str, tuple[Form, ...]] | None = None
 
     def get(self, text: str) -> tuple[Form, ...]:
+        if len(text) > self.MAX_TEXT:
+            large = self._large
+            if large is not None and large[0] == text:
+                return large[1]
+            result = forms(text)
+            self._large = (text, result)
+            return result
         with self._lock:
             hit = self._data.get(text)
             if hit is not None:
                 self._data.move_to_end(text)
                 return hit[0]
         result = forms(text)
-        if len(text) > self.MAX_TEXT:
-            return result
         size = sum(len(f.text) for f in result)
         with self._lock:
             if text not in self._data:

@@ -22,6 +22,11 @@ base64_spans / hex_spans  base64 / hex                      (decoding.py)
 "normalised" is the full chain: format characters removed > unicode tags decoded > NFKC > casefold
 (> NFKC again, so the result is stable: NFKC_Casefold in spirit).
 
+Decoders read the raw text and also its cleaned form (format characters removed > tags > NFKC:
+base64 in fullwidth letters, or split by zero-width characters, decodes), and each decoded text
+goes through the chain of the raw text (normalised, confusable skeletons, path canonicalised), so
+a trace reads e.g. "format characters removed > base64 > confusable skeleton".
+
 `forms(text)` derives every form worth searching, each tagged with the *key*: the function that
 must be applied to a token (or signal value) so that both sides are normalised the same way.
 `variants(text)` is the public, simpler view: distinct (name, text) pairs.
@@ -359,12 +364,26 @@ def _decode_runs(name: str, runs: list[str]) -> str:
     return "\n".join(spans)
 
 
+def _add_decoded(add: Callable[[str, str, str], None], name: str, decoded: str) -> None:
+    """A decoded text through the chain of the raw text: raw, normalised, confusable skeletons,
+    path canonicalised (case-preserving and normalised)."""
+    add(name, decoded, "raw")
+    decoded_normalised = full_normalise(decoded)
+    add(f"{name} > normalised", decoded_normalised, "normalised")
+    skel = skeleton_key(decoded)
+    add(f"{name} > confusable skeleton", skel, "skeleton")
+    add(f"{name} > confusable skeleton > casefold", skel.casefold(), "skeleton-casefold")
+    add(f"{name} > path canonicalised", canonical_path(clean(decoded)), "path")
+    add(f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised), "path-casefold")
+
+
 def forms(text: str) -> tuple[Form, ...]:
     """Every form of `text` worth searching, most direct first.
 
     Order: raw (always present, even when empty); each single transform; the full chain;
-    confusable skeletons; path canonicalisation; then each decoder's output raw, normalised and
-    path-canonicalised. The total size of distinct derived texts is capped at 8x len(text) +
+    confusable skeletons; path canonicalisation; then each decoder's output on the raw text, then
+    on the cleaned text (format characters removed > tags decoded > NFKC) when it differs, each
+    through the same chain: raw, normalised, confusable skeletons, path-canonicalised. The total size of distinct derived texts is capped at 8x len(text) +
     1 MiB; forms past the cap are skipped (only reachable with inputs of many MB).
     """
     views: dict[str, list[tuple[str, str]]] = {text: [("raw", "raw")]}
@@ -383,7 +402,7 @@ def forms(text: str) -> tuple[Form, ...]:
         # the common case: format characters, tags and NFKC cannot change ASCII
         views[text] += [("format characters removed", "format"), ("unicode tags decoded", "tags"),
                         ("nfkc", "nfkc")]
-        cleaned = unmasked_text = text
+        cleaned = unmasked_text = stripped = text
         normalised = text.lower()
         add("casefold", normalised, "casefold")
     else:
@@ -404,16 +423,24 @@ def forms(text: str) -> tuple[Form, ...]:
     # on ASCII, lower-casing commutes with path canonicalisation: skip a second scan
     add("normalised > path canonicalised", path.lower() if text.isascii() else canonical_path(normalised),
         "path-casefold")
-    runs = candidate_runs(text)
-    for name, decode in _DECODERS:
-        decoded = decode(text) if decode is not None else _decode_runs(name, runs)
-        if not decoded or decoded == text:
-            continue
-        add(name, decoded, "raw")
-        decoded_normalised = full_normalise(decoded)
-        add(f"{name} > normalised", decoded_normalised, "normalised")
-        add(f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised),
-            "path-casefold")
+    # The decoders read the raw text and, when it differs, the text with format characters
+    # removed, tags decoded and NFKC applied (base64 in fullwidth letters or split by zero-width
+    # characters or soft hyphens). Each decoded text goes through the chain of the raw text.
+    sources = [("", text)]
+    if cleaned != text:
+        steps = [step for step, changed in (("format characters removed", stripped != text),
+                                            ("unicode tags decoded", unmasked_text != stripped),
+                                            ("nfkc", cleaned != unmasked_text)) if changed]
+        sources.append((" > ".join(steps) or "nfkc", cleaned))
+    seen: set[str] = set()
+    for prefix, source in sources:
+        runs = candidate_runs(source)
+        for name, decode in _DECODERS:
+            decoded = decode(source) if decode is not None else _decode_runs(name, runs)
+            if not decoded or decoded == source or decoded in seen:
+                continue
+            seen.add(decoded)
+            _add_decoded(add, f"{prefix} > {name}" if prefix else name, decoded)
     return tuple(Form(t, tuple(v)) for t, v in views.items())
 
 

@@ -397,6 +397,10 @@ _PIECES = st.sampled_from([
     "".join(chr(0xE0000 + ord(c)) for c in _CANARY), "/etc/../etc/passwd", "file:///etc//passwd", "/etc/passwd",
     "transfer_ok_123456", "TRANSFER_OK_654321", "é", "e\u0301", "\u0301", "ß", "İ", "ﬁ", "—", "／", "\x00", "\ud800",
     "secret", "topsecretdata", "R&D", "100%",
+    # layered: encodings disguised by a normalisation, and encodings of a disguise
+    fullwidth(base64.b64encode(_CANARY.encode()).decode()), "RVhGSUxf\u200bQ0FOQVJZ",
+    "RVhGSUxf\u00adQ0FOQVJZ", "".join(f"\uff05{b:02X}" for b in _CANARY.encode()), "\uff06#69;XFIL_CANARY",
+    "\uff3cu0045XFIL_CANARY", base64.b64encode("ЕXFIL_САNARY".encode()).decode(),
 ])
 _TEXTS = st.lists(st.one_of(st.lists(_PIECES, max_size=6).map("".join), _NASTY), max_size=25)
 _FLAGS = st.sampled_from([[], ["ignorecase"]])
@@ -468,6 +472,22 @@ def test_haystack_tells_plain_texts_apart() -> None:
     texts = ("plain words", "a \\ backslash", "R&D", "&amp;", "100%", "%41", "/etc/passwd", "/etc/../x",
              "aGVsbG8gd29ybGQ=", "café — naïve", "ａ／／ｂ", "x\x00y", "lone \ud800", "getUserName", "")
     assert Haystack(texts).exact == [1, 3, 5, 7, 8, 10, 11, 12]
+    # decoders also read the text with format characters removed and NFKC applied
+    layered = ("ＲＶｈＧＳＵｘｆＱ０ＦＯＱＶＪＺ", "RVhGSUxf\u200bQ0FOQVJZ", "RVhGSUxf\u00adQ0FOQVJZ", "\uff05\uff14\uff11",
+               "\uff06amp;", "\uff3cu0041", "ｃａｆé", "R\u200b&D", "１００％")
+    assert Haystack(layered).exact == [0, 1, 2, 3, 4, 5]
+
+
+def test_layered_encodings_are_seen_through() -> None:
+    b64 = base64.b64encode(_CANARY.encode()).decode()
+    w = leaks(_CANARY, "ref " + fullwidth(b64))
+    assert w is not None and w.transform == "nfkc > base64"
+    w = leaks(_CANARY, "ref " + "\u200b".join([b64[:6], b64[6:]]))
+    assert w is not None and w.transform == "format characters removed > base64"
+    w = leaks(_CANARY, "ref " + base64.b64encode("ЕXFIL_САNARY".encode()).decode())
+    assert w is not None and w.transform == "base64 > confusable skeleton"
+    w = leaks(_CANARY, "ref " + "".join(f"&#{ord(c)};" for c in "ЕXFIL_САNARY"))
+    assert w is not None and w.transform == "html unescaped > confusable skeleton"
 
 
 def test_first_match_tests_only_candidates_and_remembers() -> None:

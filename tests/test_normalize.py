@@ -251,6 +251,32 @@ def test_canonical_path_idempotent_and_prefilter_exact(s: str) -> None:
     assert canonical_path(s.lower()) == once.lower()
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b/", "./", "../", "//", "\\", "file:", "http://x", "C:", "~", ".", "%2F",
+                                 " ", "\n", "\t", "\v", "\u00a0", '"', "'", "<", ">", "`", "é", "_", "-", "\ud800",
+                                 "a/b", "/etc/../passwd", ":", "+", "x:", "D:", "FILE:", "file://localhost/a//b",
+                                 "https://h/../x", "..", "~/", "$@=%"]), max_size=40).map("".join))
+def test_canonical_path_run_by_run_is_the_whole_substitution(s: str) -> None:
+    # long texts are canonicalised run by run (between whitespace and URL-ending characters)
+    limit = decoding.WHOLE_TEXT_MAX
+    decoding.WHOLE_TEXT_MAX = 0
+    try:
+        # (lone surrogates, which RE2 cannot read, become U+FFFD: in the runs it reads, or all)
+        def fix(t: str) -> str:
+            return decoding._SURROGATE.sub("\ufffd", t)
+
+        assert fix(canonical_path(s)) == fix(decoding._canonical_sub(s))
+    finally:
+        decoding.WHOLE_TEXT_MAX = limit
+
+
+def test_canonical_path_of_a_long_text() -> None:
+    text = "".join(f'<a href="./d/{i}//x">{i}</a> C:\\u\\..\\v\n' for i in range(2000))
+    assert len(text) > decoding.WHOLE_TEXT_MAX
+    assert canonical_path(text) == decoding._canonical_sub(text)
+    assert '<a href="d/7/x">7</a> C:/v' in canonical_path(text)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="%2546aF/ x", max_size=40))
 def test_percent_decode_fixed_point(s: str) -> None:
