@@ -37,6 +37,7 @@ from litmus_rules import stubs
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.matching import leaks
 from litmus_rules.records import transcript_text
+from litmus_rules.render import table
 from litmus_rules.scoring import Scorer, declared_scorer, load_scorer, positive_labels, to_label
 
 EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
@@ -380,13 +381,6 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer = de
 # --- the summary ----------------------------------------------------------------------------------
 
 
-def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip(),
-            *(fmt.format(*r).rstrip() for r in rows)]
-
-
 def render_text(report: Report) -> str:
     n = len(report.results)
     per = f", {1000 * sum(r.seconds for r in report.results) / n:.1f} ms per instance" if n else ""
@@ -394,13 +388,13 @@ def render_text(report: Report) -> str:
              f"in {report.seconds:.2f} s{per} -> {report.output}", ""]
     counts = [("instances", str(n)), *((FINDINGS[f], str(report.count(f))) for f in FINDINGS),
               ("unusable inputs", str(len(report.input_errors)))]
-    lines += _table(counts, ("finding", "instances"))
+    lines += table(counts, ("finding", "instances"))
     if report.results:
         rows = []
         for r in report.results:
             cells = ["?" if (label := r.labels[c]) is None else label for c in CONTROLS]
             rows.append([r.id, *cells, ", ".join(FINDINGS[f] for f in r.findings) or "-"])
-        lines += ["", *_table(rows, ("id", "null", "positive", "refusal", "compliance", "empty", "dump", "findings"))]
+        lines += ["", *table(rows, ("id", "null", "positive", "refusal", "compliance", "empty", "dump", "findings"))]
     seen: dict[str, str] = {}
     for r in report.results:
         if not r.findings:

@@ -86,7 +86,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
     """A plain left-aligned table with a rule under the header."""
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
+    out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
     out.extend(fmt.format(*r).rstrip() for r in rows)
     return out
 
