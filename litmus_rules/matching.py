@@ -33,6 +33,7 @@ from litmus_rules.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
     Form,
+    distinct_forms,
     encoded_forms,
     forms,
     full_normalise,
@@ -141,13 +142,7 @@ def _needles(token: str, key: str) -> tuple[tuple[str, str], ...]:
         items += [("", fn(token.lower())), ("", fn(token.upper()))]
     if key == "raw":
         items += encoded_forms(token)
-    seen: set[str] = set()
-    out = []
-    for label, needle in items:
-        if needle and needle not in seen:
-            seen.add(needle)
-            out.append((label, needle))
-    return tuple(out)
+    return tuple(distinct_forms(items))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -513,6 +513,11 @@ def token_forms(token: str) -> list[tuple[str, str]]:
         ("normalised > path canonicalised", path_casefold_key(token)),
         *encoded_forms(token),
     ]
+    return distinct_forms(candidates)
+
+
+def distinct_forms(candidates: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, text) pairs without empty or repeated texts; the first name of a text wins."""
     seen: set[str] = set()
     out = []
     for name, form in candidates:
