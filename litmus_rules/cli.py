@@ -181,8 +181,11 @@ def _write(text_chunks: Iterator[str], output: str | None) -> None:
         stream = sys.stdout
         if stream is None:
             raise _WriteError("cannot write to standard output: it is closed")
-        if hasattr(stream, "reconfigure"):  # a lone surrogate in text output becomes its \\uXXXX escape
-            stream.reconfigure(errors="backslashreplace")
+        if hasattr(stream, "reconfigure"):
+            # The output is UTF-8 whatever the locale; a lone surrogate in text output (an id) is
+            # written as its \\uXXXX escape (JSON output has none left: render.dumps escaped them).
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(encoding="utf-8", errors="backslashreplace")
         _copy(text_chunks, stream, "to standard output")
         return
     name = f"`{output}`"
