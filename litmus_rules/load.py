@@ -4,6 +4,9 @@ Lazy throughout: documents are parsed and validated one at a time, so a large JS
 never sits in memory whole. Bad input never raises: an unusable document (or an unreadable input)
 comes out as a `LoadedEpisode` carrying a `FactsError` with file, line and JSON pointer, and the
 batch goes on. Lines are found only on the error path.
+
+Which paths are read (folders walked, FIFOs and devices refused, units planned) is `inputs`; strict
+JSON decoding and locating a path in JSON text is `jsontext`. Both are re-exported here.
 """
 
 from __future__ import annotations
@@ -12,17 +15,22 @@ import difflib
 import functools
 import json
 import os
-import re
 import sys
-from typing import IO, Any, Callable, Iterable, Iterator, Sequence
+from typing import IO, Any, Callable, Iterator, Sequence
 
-import attrs
 import jsonschema
 import yaml
 from jsonschema.exceptions import ValidationError, best_match
 
 from litmus_rules._resources import episode_schema_path
 from litmus_rules.errors import FactsError
+from litmus_rules.inputs import (  # noqa: F401  (re-exported: `load` is where callers look for them)
+    EXTENSIONS, INVALID, LIMIT, LOOP, NOT_A_FILE, NOT_AN_OBJECT, STDIN, UNPARSEABLE, UNREADABLE, LoadedEpisode, Unit,
+    NotARegularFile, discover, open_regular, plan_units,
+)
+from litmus_rules.inputs import failed as _failed
+from litmus_rules.jsontext import BadInput as _BadInput
+from litmus_rules.jsontext import decode, json_line as _json_line, short as _short, ws as _ws
 
 __all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "validate_episode"]
 
@@ -30,38 +38,8 @@ MAX_DOCUMENT_SIZE = 16 * 2**20  # one JSONL line, one JSON object, one YAML docu
 MAX_FILE_SIZE = 64 * 2**20  # a YAML stream or JSON file, parsed from one buffer
 MAX_DEPTH = 200  # the engine walks documents (JSON schemas in tools) recursively
 MAX_VALUES = 2_000_000  # values after expansion: YAML aliases can make a small file huge
-EXTENSIONS = (".yaml", ".yml", ".json", ".jsonl")
-STDIN = "<stdin>"
-
-# Stable error codes (tests assert codes, not wording).
-UNPARSEABLE = "L301"  # not valid YAML/JSON/UTF-8, a duplicate key, an unsupported YAML tag
-INVALID = "L302"  # parses, but does not match the episode schema
-LIMIT = "L303"  # too large or too deep
-NOT_AN_OBJECT = "L304"  # a document that is not a mapping
-UNREADABLE = "L305"  # a missing path, an I/O error, an input without any document
-
 DocPath = tuple[Any, ...]  # keys and indices into a document
 Locate = Callable[[DocPath], "int | None"]  # path -> 1-based line
-
-
-@attrs.frozen
-class LoadedEpisode:
-    """One document of the input: exactly one of `data` (a valid episode) and `error` is set."""
-
-    source: str
-    index: int
-    line: int | None
-    data: dict[str, Any] | None = None
-    error: FactsError | None = None
-    raw_id: str | None = attrs.field(default=None, repr=False)  # the id of an invalid document
-
-    def __attrs_post_init__(self) -> None:
-        if (self.data is None) == (self.error is None):
-            raise ValueError("LoadedEpisode needs exactly one of data and error")
-
-    @property
-    def id(self) -> str | None:
-        return self.data["id"] if self.data is not None else self.raw_id
 
 
 # --- validation ------------------------------------------------------------------------------------
@@ -171,11 +149,6 @@ def _kind(value: Any) -> str:
     return _KINDS.get(type(value), f"a value of type {type(value).__name__}")
 
 
-def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=repr)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _got(value: Any) -> str:
     return f"`{_short(value)}`" if value is None or isinstance(value, (str, int, float)) else _kind(value)
 
@@ -229,46 +202,6 @@ def _node_line(node: yaml.Node, path: DocPath) -> int:
     return line + 1
 
 
-_WS = re.compile(r"[ \t\n\r]*")
-_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_skip = json.JSONDecoder().raw_decode
-
-
-def _ws(text: str, pos: int) -> int:
-    m = _WS.match(text, pos)
-    return m.end() if m else pos
-
-
-def _json_line(text: str, pos: int, path: DocPath) -> int | None:
-    """Line of `path` in the JSON document at `pos`: a small scan that steps over siblings with the
-    C decoder. None when the text is not the JSON expected."""
-    mark = pos = _ws(text, pos)
-    try:
-        for part in path:
-            if text[pos] == "{" and isinstance(part, str):
-                found, pos = None, _ws(text, pos + 1)
-                while text[pos] != "}":
-                    key, after = _scanstring(text, pos + 1)
-                    value_at = _ws(text, _ws(text, after) + 1)  # past the ':'
-                    if key == part:
-                        found = (pos, value_at)  # scan on: the last duplicate wins
-                    pos = _ws(text, _skip(text, value_at)[1])
-                    pos = _ws(text, pos + 1) if text[pos] == "," else pos
-                if found is None:
-                    return None
-                mark, pos = found
-            elif text[pos] == "[" and isinstance(part, int):
-                pos = _ws(text, pos + 1)
-                for _ in range(part):
-                    pos = _ws(text, _ws(text, _skip(text, pos)[1]) + 1)
-                mark = pos
-            else:
-                return None
-    except (ValueError, IndexError, RecursionError):
-        return None
-    return text.count("\n", 0, mark) + 1
-
-
 def _text_locator(text: str, doc_index: int) -> Locate:
     start = _ws(text, 1 if text.startswith("\ufeff") else 0)
     if text.startswith(("{", "["), start):
@@ -286,38 +219,8 @@ def _text_locator(text: str, doc_index: int) -> Locate:
 # --- parsing -----------------------------------------------------------------------------------------
 
 
-class _BadInput(Exception):
-    """A document that does not parse; `pos` is the offset it refers to (-1: where it starts)."""
-
-    def __init__(self, message: str, code: str = UNPARSEABLE, pos: int = -1) -> None:
-        super().__init__(message)
-        self.message, self.code, self.pos = message, code, pos
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):  # plain json keeps the last of repeated keys, silently
-        seen: set[str] = set()
-        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise _BadInput(f"duplicate key `{_short(key)}`")
-    return out
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-
-
 def _decode(text: str, at: int) -> tuple[Any, int]:
-    """One JSON value at `at`; every failure becomes a _BadInput."""
-    try:
-        return _DECODER.raw_decode(text, at)
-    except json.JSONDecodeError as e:
-        raise _BadInput(f"invalid JSON: {e.msg.lower()} at column {e.colno}", pos=e.pos) from None
-    except _BadInput as e:
-        raise _BadInput(e.message, pos=at) from None
-    except RecursionError:
-        raise _BadInput(f"document nests deeper than {MAX_DEPTH} levels", LIMIT, at) from None
-    except ValueError as e:  # e.g. an integer beyond Python's digit limit
-        raise _BadInput(f"invalid JSON: {e}", pos=at) from None
+    return decode(text, at, MAX_DEPTH)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -374,14 +277,16 @@ def _episode(
     return LoadedEpisode(source, index, line, error=err, raw_id=raw_id if isinstance(raw_id, str) else None)
 
 
-def _failed(source: str, index: int, message: str, code: str, line: int | None = None,
-            doc_line: int | None = None) -> LoadedEpisode:
-    error = FactsError(message, source=source, line=line, code=code)
-    return LoadedEpisode(source, index, doc_line or line, error=error)
-
-
 def _too_large(source: str, index: int, line: int | None = None, limit: int | None = None) -> LoadedEpisode:
-    return _failed(source, index, f"document too large (over {limit or MAX_DOCUMENT_SIZE} bytes)", LIMIT, line)
+    if limit is not None:
+        return _failed(source, index, f"file too large: over the {_bytes(limit)} limit for a YAML or JSON file "
+                       "(MAX_FILE_SIZE; JSONL is read line by line, without this limit)", LIMIT, line)
+    return _failed(source, index, f"document too large: over the {_bytes(MAX_DOCUMENT_SIZE)} limit for one document "
+                   "(MAX_DOCUMENT_SIZE)", LIMIT, line)
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
 
 
 def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
@@ -506,16 +411,19 @@ def _jsonl_docs(
         index += 1
 
 
-def _sniffed_docs(source: str, stream: IO[str], check: bool = True) -> Iterator[LoadedEpisode]:
+def _sniffed_docs(source: str, stream: IO[str] | IO[bytes], check: bool = True) -> Iterator[LoadedEpisode]:
     """stdin, or a file without a known extension: JSONL when the first non-blank line is a whole
     JSON object; else JSON; else YAML. JSON goes first because libyaml rejects some valid JSON
-    (a surrogate-pair escape, as json.dumps writes an emoji), and YAML reads flow text JSON rejects."""
-    head: list[str] = []
+    (a surrogate-pair escape, as json.dumps writes an emoji), and YAML reads flow text JSON rejects.
+    A binary stream is decoded here, so that bad UTF-8 is an error located by line (JSONL) or by
+    byte offset (the rest), not an exception."""
+    head: list[Any] = []
     while line := stream.readline(MAX_DOCUMENT_SIZE + 1):
         head.append(line)
         if line.strip():
             break
-    first = head[-1].strip().lstrip("\ufeff") if head else ""
+    last = head[-1] if head else ""
+    first = (last.decode("utf-8", "replace") if isinstance(last, bytes) else last).strip().lstrip("\ufeff")
     try:
         jsonl = first.startswith("{") and isinstance(json.loads(first), dict)
     except (ValueError, RecursionError):
@@ -524,10 +432,26 @@ def _sniffed_docs(source: str, stream: IO[str], check: bool = True) -> Iterator[
         pending = iter(head)
         yield from _jsonl_docs(source, lambda size: next(pending, None) or stream.readline(size), check=check)
         return
-    text = "".join(head) + stream.read(MAX_FILE_SIZE + 1)
-    if len(text) > MAX_FILE_SIZE:
-        yield _too_large(source, 0, limit=MAX_FILE_SIZE)
-        return
+    rest = stream.read(MAX_FILE_SIZE + 1)
+    if isinstance(rest, bytes) or (not rest and head and isinstance(head[0], bytes)):
+        raw = b"".join(head) + (rest or b"")
+        if len(raw) > MAX_FILE_SIZE:
+            yield _too_large(source, 0, limit=MAX_FILE_SIZE)
+            return
+        bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+        try:
+            text = raw[bom:].decode("utf-8")
+        except UnicodeDecodeError as e:
+            at = bom + e.start
+            yield _failed(source, 0, f"invalid UTF-8 at byte {at + 1} ({e.reason})", UNPARSEABLE,
+                          raw.count(b"\n", 0, at) + 1)
+            return
+    else:
+        text = "".join(head) + rest
+        if len(text) > MAX_FILE_SIZE:
+            yield _too_large(source, 0, limit=MAX_FILE_SIZE)
+            return
+        text = text.removeprefix("\ufeff")
     if first.startswith(("{", "[")):
         docs = _json_docs(source, text, check)
         loaded = next(docs, None)  # None: an empty array
@@ -540,12 +464,10 @@ def _sniffed_docs(source: str, stream: IO[str], check: bool = True) -> Iterator[
 
 def _file_docs(path: str, check: bool = True) -> Iterator[LoadedEpisode]:
     ext = os.path.splitext(path)[1].lower()
-    if ext not in EXTENSIONS:  # named explicitly: read it as stdin would be
-        with open(path, encoding="utf-8-sig") as text_file:
-            yield from _sniffed_docs(path, text_file, check)
-        return
-    with open(path, "rb") as fh:
-        if ext == ".jsonl":
+    with open_regular(path) as fh:
+        if ext not in EXTENSIONS:  # named explicitly: read it as stdin would be
+            yield from _sniffed_docs(path, fh, check)
+        elif ext == ".jsonl":
             yield from _jsonl_docs(path, fh.readline, check=check)
         elif os.fstat(fh.fileno()).st_size > MAX_FILE_SIZE:
             yield _too_large(path, 0, limit=MAX_FILE_SIZE)
@@ -569,36 +491,18 @@ def _guarded(source: str, docs: Iterator[LoadedEpisode]) -> Iterator[LoadedEpiso
         for loaded in docs:
             count += 1
             yield loaded
+    except NotARegularFile as e:
+        yield _failed(source, count, str(e), NOT_A_FILE)
     except OSError as e:
         yield _failed(source, count, f"cannot read `{source}`: {e.strerror or e}", UNREADABLE)
+    except (RecursionError, MemoryError) as e:
+        what = "nests too deeply" if isinstance(e, RecursionError) else "needs too much memory"
+        yield _failed(source, count, f"the input {what} to be read ({type(e).__name__})", LIMIT)
     except UnicodeDecodeError as e:
         yield _failed(source, count, f"invalid UTF-8 in `{source}`: {e.reason}", UNPARSEABLE)
     else:
         if count == 0:
             yield _failed(source, 0, "no episode in the input (it is empty)", UNREADABLE)
-
-
-def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str | LoadedEpisode]:
-    """Inputs in order, a directory replaced by its episode files (recursively, sorted by path,
-    hidden entries skipped), `-` kept for stdin, and a path that cannot be used made an error."""
-    found: list[str | LoadedEpisode] = []
-    for item in (os.fspath(i) for i in inputs):  # (a generator: mypy cannot pick os.fspath's overload for `map`)
-        if item == "-" or (os.path.exists(item) and not os.path.isdir(item)):
-            found.append(item)
-        elif os.path.isdir(item):
-            files: list[tuple[list[str], str]] = []
-            problems: list[OSError] = []
-            for dirpath, dirnames, filenames in os.walk(item, onerror=problems.append):
-                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                paths = [os.path.join(dirpath, n) for n in filenames if not n.startswith(".")]
-                files += [(os.path.relpath(p, item).split(os.sep), p) for p in paths if p.lower().endswith(EXTENSIONS)]
-            found += [_failed(str(p.filename or item), 0, f"cannot read: {p.strerror}", UNREADABLE) for p in problems]
-            found += [path for _, path in sorted(files)]
-            if not files and not problems:
-                found.append(_failed(item, 0, f"no episode files ({' '.join(EXTENSIONS)}) in `{item}`", UNREADABLE))
-        else:
-            found.append(_failed(item, 0, f"no such file or directory: `{item}`", UNREADABLE))
-    return found
 
 
 def iter_episodes(inputs: Sequence[str], *, stdin: IO[str] | None = None) -> Iterator[LoadedEpisode]:
@@ -612,77 +516,26 @@ def iter_episodes(inputs: Sequence[str], *, stdin: IO[str] | None = None) -> Ite
             yield from _guarded(item, _file_docs(item))
 
 
-# ---- units of work: slices of the input that a worker process reads by itself ---------------------
-
-JSONL_CHUNK = 2**20  # bytes of JSONL per unit: small enough to spread, large enough to amortise
-
-
-@attrs.frozen
-class Unit:
-    """A whole file, or a byte range of a JSONL file starting at a line boundary."""
-
-    path: str
-    start: int = 0
-    stop: int | None = None  # None: to the end of the file
-    first_line: int = 0  # lines before `start`
-    first_index: int = 0  # documents before `start`
-    label: str | None = None  # the name to report instead of `path` (standard input, spooled)
-
-
-def plan_units(
-    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None
-) -> list[Unit | LoadedEpisode]:
-    """The inputs as units, in order; a path that cannot be used stays an error entry. Standard
-    input (`-`) is read from `stdin_path`, where the caller spooled it."""
-    out: list[Unit | LoadedEpisode] = []
-    for item in discover(inputs):
-        if item == "-":
-            if stdin_path is None:
-                raise ValueError("plan_units: `-` needs stdin_path")
-            out.append(Unit(stdin_path, label=STDIN))
-            continue
-        if isinstance(item, LoadedEpisode) or not item.lower().endswith(".jsonl"):
-            out.append(item if isinstance(item, LoadedEpisode) else Unit(item))
-            continue
-        try:
-            out.extend(_jsonl_units(item, chunk))
-        except OSError:
-            out.append(Unit(item))  # reading it again reports the error in input order
-    return out
-
-
-def _jsonl_units(path: str, chunk: int) -> list[Unit]:
-    units: list[Unit] = []
-    lines = docs = start = 0
-    with open(path, "rb") as fh:
-        while True:
-            block = fh.read(chunk)
-            if not block:
-                break
-            block += fh.readline()  # end the unit at a line boundary
-            units.append(Unit(path, start, start + len(block), lines, docs))
-            start += len(block)
-            lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            docs += sum(1 for line in block.split(b"\n") if line.strip())
-    if len(units) == 1:
-        return [Unit(path)]
-    return units or [Unit(path)]
-
-
 def iter_unit(unit: Unit | LoadedEpisode, check: bool = True) -> Iterator[LoadedEpisode]:
     """The documents of one unit, exactly as `iter_episodes` reads them (`check=False`: parsed
     but not validated against the schema, for a first pass that only needs a few fields)."""
     if isinstance(unit, LoadedEpisode):
         yield unit
-        return
-    if unit.label is not None:
-        with open(unit.path, encoding="utf-8-sig") as text_file:
-            yield from _guarded(unit.label, _sniffed_docs(unit.label, text_file, check))
-        return
-    if unit.start == 0 and unit.stop is None:
+    elif unit.label is not None:
+        yield from _guarded(unit.label, _spooled_docs(unit.path, unit.label, check))
+    elif unit.start == 0 and unit.stop is None:
         yield from _guarded(unit.path, _file_docs(unit.path, check))
-        return
-    with open(unit.path, "rb") as fh:
+    else:
+        yield from _guarded(unit.path, _slice_docs(unit, check))
+
+
+def _spooled_docs(path: str, label: str, check: bool) -> Iterator[LoadedEpisode]:
+    with open(path, "rb") as fh:
+        yield from _sniffed_docs(label, fh, check)
+
+
+def _slice_docs(unit: Unit, check: bool) -> Iterator[LoadedEpisode]:
+    with open_regular(unit.path) as fh:
         fh.seek(unit.start)
         remaining = [unit.stop - unit.start if unit.stop is not None else 2**62]
 
@@ -691,4 +544,4 @@ def iter_unit(unit: Unit | LoadedEpisode, check: bool = True) -> Iterator[Loaded
             remaining[0] -= len(line)
             return line
 
-        yield from _guarded(unit.path, _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index, check))
+        yield from _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index, check)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from typing import Any, Protocol, Sequence
 
@@ -140,8 +141,37 @@ def render_json(verdicts: Sequence[dict[str, Any]]) -> str:
         "summary": {"episodes": len(verdicts), SCORED: counts[SCORED], REJECTED: counts[REJECTED], ERROR: counts[ERROR]},
         "verdicts": list(verdicts),
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    return dumps(doc, indent=2) + "\n"
 
 
 def json_line(verdict: dict[str, Any]) -> str:
-    return json.dumps(verdict, ensure_ascii=False) + "\n"
+    return dumps(verdict) + "\n"
+
+
+def dumps(value: Any, indent: int | None = None) -> str:
+    """JSON that is always valid and always encodes as UTF-8, whatever an episode carried: a
+    non-finite number (YAML `.nan`, JSON `NaN`) becomes the string "NaN", "Infinity" or "-Infinity",
+    and a lone surrogate (`"\\ud800"` is valid JSON input) is written back as its `\\uXXXX`
+    escape. Both repairs run only when needed: a plain line costs one dumps and an isascii."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    except ValueError:  # JSON has no NaN or Infinity
+        text = json.dumps(_finite(value), ensure_ascii=False, indent=indent)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Every non-ASCII character of dumps' output sits inside a string literal, where
+            # `\\ud800` is exactly the JSON escape of the surrogate: the document means the same.
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

@@ -33,9 +33,12 @@ class Reason:
     source: str | None = None  # `rules/validity.litmus:14`
     missing: tuple[str, ...] = ()  # fact paths whose absence made the condition unknown
     trace: RuleTrace | None = None
+    code: str | None = None  # for an ERROR: the L3xx input code, or L690 for a fault inside the checker
 
     def to_json(self, with_trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
+        if self.code is not None:
+            d["code"] = self.code
         if self.missing:
             d["missing"] = list(self.missing)
         if with_trace:

@@ -1,0 +1,218 @@
+"""Where episodes come from: the inputs named on the command line, folders walked, files cut into units.
+
+Nothing here parses a document (that is `load`). This module decides *which* paths are read and
+refuses, without opening them, the ones that must not be: a FIFO would hang the batch, `/dev/zero`
+would fill memory, a symlinked folder that points at its own ancestor would walk forever. Each such
+path becomes an ERROR entry (a `LoadedEpisode` with a located `FactsError`) in input order.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import IO, Any, Iterable, Sequence
+
+import attrs
+
+from litmus_rules.errors import FactsError
+
+__all__ = ["LoadedEpisode", "Unit", "discover", "failed", "open_regular", "plan_units"]
+
+EXTENSIONS = (".yaml", ".yml", ".json", ".jsonl")
+STDIN = "<stdin>"
+
+# Stable error codes (tests assert codes, not wording).
+UNPARSEABLE = "L301"  # not valid YAML/JSON/UTF-8, a duplicate key, an unsupported YAML tag
+INVALID = "L302"  # parses, but does not match the episode schema
+LIMIT = "L303"  # too large or too deep
+NOT_AN_OBJECT = "L304"  # a document that is not a mapping
+UNREADABLE = "L305"  # a missing path, an I/O error, an input without any document
+NOT_A_FILE = "L306"  # a FIFO, a device, a socket: never opened
+LOOP = "L307"  # a symlinked folder that leads back to one of its own ancestors
+DUPLICATE_ID = "L308"  # an id already used by an earlier episode of the batch
+
+
+@attrs.frozen
+class LoadedEpisode:
+    """One document of the input: exactly one of `data` (a valid episode) and `error` is set."""
+
+    source: str
+    index: int
+    line: int | None
+    data: dict[str, Any] | None = None
+    error: FactsError | None = None
+    raw_id: str | None = attrs.field(default=None, repr=False)  # the id of an invalid document
+
+    def __attrs_post_init__(self) -> None:
+        if (self.data is None) == (self.error is None):
+            raise ValueError("LoadedEpisode needs exactly one of data and error")
+
+    @property
+    def id(self) -> str | None:
+        return self.data["id"] if self.data is not None else self.raw_id
+
+
+def failed(source: str, index: int, message: str, code: str, line: int | None = None,
+           doc_line: int | None = None) -> LoadedEpisode:
+    error = FactsError(message, source=source, line=line, code=code)
+    return LoadedEpisode(source, index, doc_line or line, error=error)
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+class NotARegularFile(OSError):
+    """An input that turned into a FIFO or a device between discovery and reading."""
+
+
+def open_regular(path: str) -> IO[bytes]:
+    """Open a regular file for reading in binary; anything else raises without blocking (opening a
+    FIFO waits for a writer, unless non-blocking)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(_not_regular(path, mode).error.message)  # type: ignore[union-attr]
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _not_regular(path: str, mode: int) -> LoadedEpisode:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return failed(path, 0, f"`{path}` is {kind}, not a regular file: not read", NOT_A_FILE)
+
+
+def _walk(root: str) -> list[str | LoadedEpisode]:
+    """Episode files under `root`, sorted by path; symlinked folders followed, a loop reported once
+    per symlink that closes it. Hidden entries are skipped; a non-regular file is an error entry."""
+    found: list[tuple[list[str], str | LoadedEpisode]] = []
+
+    def add(path: str, item: str | LoadedEpisode) -> None:
+        found.append((os.path.relpath(path, root).split(os.sep), item))
+
+    top = os.stat(root)
+    stack: list[tuple[str, tuple[tuple[int, int], ...]]] = [(root, ((top.st_dev, top.st_ino),))]
+    while stack:
+        folder, ancestors = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            add(folder, failed(folder, 0, f"cannot read: {e.strerror or e}", UNREADABLE))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                st = os.stat(entry.path)  # follows symlinks: what a read would reach
+            except OSError as e:
+                if entry.name.lower().endswith(EXTENSIONS) or entry.is_symlink():
+                    add(entry.path, failed(entry.path, 0, f"cannot read: {e.strerror or e}", UNREADABLE))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if key in ancestors:
+                    add(entry.path, failed(entry.path, 0, f"symlinked folder `{entry.path}` leads back to "
+                                           f"`{os.path.realpath(entry.path)}`, a folder above it: not walked", LOOP))
+                else:
+                    stack.append((entry.path, ancestors + (key,)))
+            elif entry.name.lower().endswith(EXTENSIONS):
+                add(entry.path, entry.path if stat.S_ISREG(st.st_mode) else _not_regular(entry.path, st.st_mode))
+    found.sort(key=lambda pair: pair[0])
+    return [item for _, item in found]
+
+
+def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str | LoadedEpisode]:
+    """Inputs in order, a directory replaced by its episode files (recursively, sorted by path,
+    hidden entries skipped), `-` kept for stdin, and a path that cannot be used made an error."""
+    found: list[str | LoadedEpisode] = []
+    for item in (os.fspath(i) for i in inputs):  # (a generator: mypy cannot pick os.fspath's overload for `map`)
+        if item == "-":
+            found.append(item)
+            continue
+        try:
+            st = os.stat(item)
+        except OSError as e:
+            missing = isinstance(e, FileNotFoundError)
+            message = f"no such file or directory: `{item}`" if missing else f"cannot read `{item}`: {e.strerror or e}"
+            found.append(failed(item, 0, message, UNREADABLE))
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append(item)
+        elif not stat.S_ISDIR(st.st_mode):
+            found.append(_not_regular(item, st.st_mode))
+        else:
+            files = _walk(item)
+            found += files
+            if not files:
+                found.append(failed(item, 0, f"no episode files ({' '.join(EXTENSIONS)}) in `{item}`", UNREADABLE))
+    return found
+
+
+# ---- units of work: slices of the input that a worker process reads by itself ---------------------
+
+JSONL_CHUNK = 2**20  # bytes of JSONL per unit: small enough to spread, large enough to amortise
+
+
+@attrs.frozen
+class Unit:
+    """A whole file, or a byte range of a JSONL file starting at a line boundary."""
+
+    path: str
+    start: int = 0
+    stop: int | None = None  # None: to the end of the file
+    first_line: int = 0  # lines before `start`
+    first_index: int = 0  # documents before `start`
+    label: str | None = None  # the name to report instead of `path` (standard input, spooled)
+
+    @property
+    def name(self) -> str:
+        return self.label if self.label is not None else self.path
+
+    def location(self) -> str:
+        """Where the unit starts, for a message about the whole unit."""
+        return f"{self.name}:{self.first_line + 1}" if self.first_line else self.name
+
+
+def plan_units(
+    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None
+) -> list[Unit | LoadedEpisode]:
+    """The inputs as units, in order; a path that cannot be used stays an error entry. Standard
+    input (`-`) is read from `stdin_path`, where the caller spooled it."""
+    out: list[Unit | LoadedEpisode] = []
+    for item in discover(inputs):
+        if item == "-":
+            if stdin_path is None:
+                raise ValueError("plan_units: `-` needs stdin_path")
+            out.append(Unit(stdin_path, label=STDIN))
+            continue
+        if isinstance(item, LoadedEpisode) or not item.lower().endswith(".jsonl"):
+            out.append(item if isinstance(item, LoadedEpisode) else Unit(item))
+            continue
+        try:
+            out.extend(_jsonl_units(item, chunk))
+        except OSError:
+            out.append(Unit(item))  # reading it again reports the error in input order
+    return out
+
+
+def _jsonl_units(path: str, chunk: int) -> list[Unit]:
+    units: list[Unit] = []
+    lines = docs = start = 0
+    with open_regular(path) as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                break
+            block += fh.readline()  # end the unit at a line boundary
+            units.append(Unit(path, start, start + len(block), lines, docs))
+            start += len(block)
+            lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            docs += sum(1 for line in block.split(b"\n") if line.strip())
+    if len(units) == 1:
+        return [Unit(path)]
+    return units or [Unit(path)]
