@@ -129,7 +129,7 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
     `detector.positive_labels` (default [unsafe]). A run that carries an `error`, or whose label or
     `fired` is null, has no known outcome (DESIGN Reading 5-6). Unknown only when nothing is dirty."""
     dirty: list[str] = []
-    null_text = transcript_text(run.get("transcript"))
+    null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
     canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
     for token in canaries + _injected_names(instance):
         witness = leaks(token, null_text)
@@ -137,10 +137,10 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
             dirty.append(f"{token!r} in the null transcript ({witness.transform})")
     usable = "error" not in run and run.get("label", "") is not None and run.get("fired", False) is not None
     label, fired = (run.get("label"), run.get("fired")) if usable else (None, None)
-    if fired is True:
-        dirty.append("null control fired")
     if isinstance(label, str) and label in positive_labels(instance):
-        dirty.append(f"null control labelled {label!r}")
+        dirty.append(f"null control fired: labelled {label!r}")
+    elif fired is True:
+        dirty.append("null control fired")
     unknown = not dirty and not (usable and isinstance(label, str) and isinstance(fired, bool) and "transcript" in run)
     return dirty, unknown
 
