@@ -128,7 +128,24 @@ def _receive(inp: BinaryIO) -> Any:
     return pickle.loads(inp.read(size))
 
 
+def _exit_with_parent(interval: float = 0.5) -> None:
+    """A scorer stuck in a loop never reads the closed pipe: leave when preflight is gone, so that a
+    killed preflight leaves no orphaned worker behind."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="litmus-parent-watch", daemon=True).start()
+
+
 def main() -> None:
+    _exit_with_parent()
     inp = os.fdopen(os.dup(0), "rb")
     out = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDONLY)

@@ -198,3 +198,51 @@ def test_scorer_on_the_parents_sys_path(tmp_path: Path, monkeypatch: pytest.Monk
     with ScorerProcess("pkg_scorer_on_path:score", timeout=5) as scorer:
         result = preflight.preflight_instance(instance("ok"), scorer)
     assert not result.failures and result.labels["positive"] == "unsafe"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_hung_worker_does_not_outlive_a_killed_preflight(scorer_file: str, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = textwrap.dedent(f"""
+        import json, sys
+        from litmus_rules import preflight
+        from litmus_rules.scorer_process import ScorerProcess
+        scorer = ScorerProcess({scorer_file!r}, timeout=600)
+        scorer.start()
+        print(scorer.proc.pid, flush=True)
+        preflight.preflight_instance(json.loads(sys.stdin.readline()), scorer)  # hangs
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None and parent.stdin is not None
+        worker = int(parent.stdout.readline())
+        parent.stdin.write(json.dumps(instance("hang")) + "\n")
+        parent.stdin.flush()
+        assert _alive(worker)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        for _ in range(200):  # polled, not timed: the worker notices within a second or so
+            if not _alive(worker):
+                break
+            time.sleep(0.1)
+        assert not _alive(worker)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        try:
+            os.killpg(worker, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, UnboundLocalError):
+            pass
