@@ -94,7 +94,7 @@ class ScorerProcess:
         assert self.proc.stdin is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
         try:
-            self._send({"spec": self.spec, "sys_path": list(sys.path), "cwd": os.getcwd()}, self.import_timeout)
+            self._send({"spec": self.spec, "sys_path": list(sys.path)}, self.import_timeout)
             reply = self._receive(self.import_timeout)
         except _Late:
             self.close()
@@ -153,7 +153,10 @@ class ScorerProcess:
 
     def _send(self, message: Any, timeout: float) -> None:
         assert self.proc is not None and self.proc.stdin is not None
-        body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as exc:
+            raise _Gone(f"the instance cannot be sent to the scorer process: {exc}") from None
         data = memoryview(_HEADER.pack(len(body)) + body)
         fd, deadline = self.proc.stdin.fileno(), time.monotonic() + timeout
         while data:
