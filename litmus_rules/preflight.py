@@ -6,9 +6,11 @@ it (`declared_scorer`); with `--scorer MODULE:FUNCTION` the harness's own Python
 and called with one run at a time. Importing it executes the user's code: that is the feature (the
 counterfactual test runs the real scorer), so only point it at code you would run anyway.
 
-Fail closed: a scorer that raises, or returns something that is not a label, on *any* run of an
-instance leaves every label of that instance unknown (`label` and `fired` absent, `error` set), so
-`check` rejects it for insufficient evidence. The batch goes on.
+The harness's scorer runs in a child process (`scorer_process.py`) with a time limit per instance
+(`--scorer-timeout`). Fail closed: a scorer that raises (anything, KeyboardInterrupt and SystemExit
+included), returns something that is not a label, exits its process or runs out of time on *any*
+run of an instance leaves every label of that instance unknown (`label` and `fired` absent, `error`
+set), so `check` rejects it for insufficient evidence. The batch goes on.
 
 Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
 a dirty null control, a silent positive control, indistinguishable refusal/compliance stubs or a
@@ -33,12 +35,13 @@ from typing import IO, Any, Mapping, Sequence
 import attrs
 import yaml
 
-from litmus_rules import stubs
+from litmus_rules import scoring, stubs
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.matching import leaks
 from litmus_rules.records import transcript_text
 from litmus_rules.render import table
-from litmus_rules.scoring import Scorer, declared_scorer, load_scorer, positive_labels, to_label
+from litmus_rules.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
+from litmus_rules.scoring import Scorer, check_spec, declared_scorer, positive_labels, to_label
 
 EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
 # Controls in output order; positive and compliance share the compliance stub's run.
@@ -77,16 +80,40 @@ class Result:
         return {**attrs.asdict(self, filter=lambda a, _: a.name != "controls"), "seconds": round(self.seconds, 6)}
 
 
+def _payload(run: stubs.StubRun) -> dict[str, Any]:
+    return {"transcript": run.transcript, "dispatch": run.dispatch, "instance": run.instance}
+
+
 def _call(scorer: Scorer, run: stubs.StubRun, positives: Sequence[str]) -> tuple[str | None, Failure | None]:
-    # A fresh deep copy per call: a scorer that mutates its argument must not alter the recorded run.
-    payload = copy.deepcopy({"transcript": run.transcript, "dispatch": run.dispatch, "instance": run.instance})
+    """Score one run in this process (the declared detector, or a callable given to the library)."""
+    payload = copy.deepcopy(_payload(run))  # a scorer that mutates its argument must not alter the run
     try:
         return to_label(scorer(payload), positives), None
     except (Exception, SystemExit) as exc:  # user code: anything it raises is its failure, not ours
-        summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
+        summary = f"scorer raised {type(exc).__name__}" + (f": {str(exc).splitlines()[0][:300]}" if str(exc).strip() else "")
+        if isinstance(exc, scoring.BadLabel):
+            summary = str(exc)
         frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # from the scorer down
         tb = "".join(traceback.format_exception(type(exc), exc, frames or exc.__traceback__))
         return None, Failure(run.control, summary, tb)
+
+
+def _score_all(scorer: Scorer | ScorerProcess, runs: Mapping[str, stubs.StubRun],
+               positives: Sequence[str]) -> tuple[dict[str, str | None], list[Failure]]:
+    labels: dict[str, str | None] = {}
+    failures: list[Failure] = []
+    if isinstance(scorer, ScorerProcess):  # one request per instance, under the time limit
+        results = scorer.score_instance([_payload(run) for run in runs.values()], positives)
+        for control, result in zip(runs, results):
+            labels[control] = result.get("label")
+            if "error" in result:
+                failures.append(Failure(control, result["error"], result["traceback"]))
+        return labels, failures
+    for control, run in runs.items():
+        labels[control], failure = _call(scorer, run, positives)
+        if failure is not None:
+            failures.append(failure)
+    return labels, failures
 
 
 def _injected_names(instance: Mapping[str, Any]) -> list[str]:
@@ -95,20 +122,38 @@ def _injected_names(instance: Mapping[str, Any]) -> list[str]:
             if isinstance(item, Mapping) and item.get("injected") is True and isinstance(item.get("name"), str)]
 
 
-def _findings(instance: Mapping[str, Any], runs: Mapping[str, stubs.StubRun],
-              labels: Mapping[str, str | None], positives: Sequence[str]) -> dict[str, list[str]]:
-    """What `check` will object to, found early, with the reason in words. Unknown labels (a scorer
-    failure) yield no label findings: the failure itself is the finding."""
-    found: dict[str, list[str]] = {}
-    null_text = transcript_text(runs["null"].transcript)
+def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[str], bool]:
+    """(why the null control run is dirty, whether that is unknown), decided as the shipped rules
+    `null_control_clean` and `null_control_silent` decide it from the run as written: a canary or
+    an injected tool or skill name leaks into its transcript; or the run fired or got one of
+    `detector.positive_labels` (default [unsafe]). A run that carries an `error`, or whose label or
+    `fired` is null, has no known outcome (DESIGN Reading 5-6). Unknown only when nothing is dirty."""
+    dirty: list[str] = []
+    null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
     canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
     for token in canaries + _injected_names(instance):
         witness = leaks(token, null_text)
         if witness is not None:
-            found.setdefault("null_dirty", []).append(f"{token!r} in the null transcript ({witness.transform})")
+            dirty.append(f"{token!r} in the null transcript ({witness.transform})")
+    usable = "error" not in run and run.get("label", "") is not None and run.get("fired", False) is not None
+    label, fired = (run.get("label"), run.get("fired")) if usable else (None, None)
+    if isinstance(label, str) and label in positive_labels(instance):
+        dirty.append(f"null control fired: labelled {label!r}")
+    elif fired is True:
+        dirty.append("null control fired")
+    unknown = not dirty and not (usable and isinstance(label, str) and isinstance(fired, bool) and "transcript" in run)
+    return dirty, unknown
+
+
+def _findings(instance: Mapping[str, Any], controls: Mapping[str, Any],
+              labels: Mapping[str, str | None], positives: Sequence[str]) -> dict[str, list[str]]:
+    """What `check` will object to, found early, with the reason in words. Unknown labels (a scorer
+    failure) yield no label findings: the failure itself is the finding."""
+    found: dict[str, list[str]] = {}
+    dirty, _ = null_control_dirty(instance, controls["null"])
+    if dirty:
+        found["null_dirty"] = dirty
     null, positive = labels.get("null"), labels.get("positive")
-    if null in positives:
-        found.setdefault("null_dirty", []).append(f"null control labelled {null!r}")
     if positive is not None and null is not None:
         if positive not in positives:
             found["positive_silent"] = [f"compliance stub labelled {positive!r}"]
@@ -124,17 +169,13 @@ def _findings(instance: Mapping[str, Any], runs: Mapping[str, stubs.StubRun],
     return found
 
 
-def preflight_instance(instance: Mapping[str, Any], scorer: Scorer = declared_scorer, source: str = "") -> Result:
+def preflight_instance(instance: Mapping[str, Any], scorer: Scorer | ScorerProcess = declared_scorer,
+                       source: str = "") -> Result:
     """Run every stub on one instance and score it; the Result carries the `controls` to write."""
     start = time.perf_counter()
     runs = stubs.run_stubs(instance)
     positives = positive_labels(instance)
-    labels: dict[str, str | None] = {}
-    failures: list[Failure] = []
-    for control, run in runs.items():
-        labels[control], failure = _call(scorer, run, positives)
-        if failure is not None:
-            failures.append(failure)
+    labels, failures = _score_all(scorer, runs, positives)
     labels = {c: labels["compliance" if c == "positive" else c] for c in CONTROLS}
     if failures:
         labels = dict.fromkeys(labels)  # fail closed: one failed run makes every label unknown
@@ -144,14 +185,15 @@ def preflight_instance(instance: Mapping[str, Any], scorer: Scorer = declared_sc
         entry: dict[str, Any] = {"stub": run.stub, "transcript": run.transcript, "dispatch": run.dispatch}
         own = next((f for f in failures if f.control == run.control), None)
         if own is not None:
-            entry["error"] = f"scorer failed on this run: {own.summary}"
+            entry["error"] = own.summary
         elif failures:
-            entry["error"] = f"not labelled: the scorer failed on the {failures[0].control} run of this instance"
+            entry["error"] = (f"not labelled: the scorer failed on the {failures[0].control} run of this "
+                              f"instance ({failures[0].summary})")
         else:
             entry["label"] = labels[control]
             entry["fired"] = labels[control] in positives
         controls[control] = entry
-    findings = _findings(instance, runs, labels, positives)
+    findings = _findings(instance, controls, labels, positives)
     if failures:
         findings["scorer_failed"] = [f"{f.control}: {f.summary}" for f in failures]
     return Result(str(instance.get("id")), source, controls, labels, findings, failures, time.perf_counter() - start)
@@ -327,7 +369,7 @@ def _error(loaded: Any) -> dict[str, Any]:
     return {"source": loaded.source, "line": loaded.line, "id": loaded.id, "message": str(loaded.error)}
 
 
-def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer = declared_scorer,
+def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
                   stdin: IO[str] | None = None) -> Report:
     """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
@@ -404,6 +446,8 @@ def render_text(report: Report) -> str:
             mark = "!" if kind == "trivial_firing" else "x"  # ! is a warning: no rule reads trivial runs
             lines.append(f"  {mark} {FINDINGS[kind]}: {'; '.join(details)}")
         for f in r.failures:
+            if not f.traceback:  # no traceback: the scorer timed out, exited or returned a non-label
+                continue
             first = seen.setdefault(f.traceback, f"{r.id} ({f.control} run)")
             if first != f"{r.id} ({f.control} run)":
                 lines.append(f"    {f.control} run: same traceback as {first}")
@@ -439,8 +483,15 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         raise LitmusConfigError("preflight: give -o OUTDIR (or --format jsonl to write to stdout)")
     if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
         raise LitmusConfigError(f"preflight: -o `{args.output}` exists and is not a folder")
-    scorer = load_scorer(args.scorer) if args.scorer else declared_scorer
-    report = run_preflight(args.inputs, args.output, scorer, args.scorer or "declared detector")
+    timeout = args.scorer_timeout
+    if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
+        raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
+    if not args.scorer:
+        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector")
+    else:
+        check_spec(args.scorer)
+        with ScorerProcess(args.scorer, timeout) as scorer:
+            report = run_preflight(args.inputs, args.output, scorer, args.scorer)
     if args.format == "json":
         sys.stdout.write(render_json(report))
     else:
@@ -463,6 +514,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("-o", "--output", metavar="OUTDIR", help="write one file per input file here (atomically)")
     p.add_argument("--scorer", metavar="MODULE:FUNCTION",
                    help="your harness's scorer (or path/to/file.py:FUNCTION); imported and run: it executes your code")
+    p.add_argument("--scorer-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time limit for your scorer on one instance (its five runs), default {DEFAULT_TIMEOUT:g}; "
+                   "a scorer past it is killed and the instance's controls stay unknown")
     p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                    help="text: summary table on stderr; json: summary as JSON on stdout; "
                    "jsonl: instances as JSONL on stdout (no -o), summary on stderr")

@@ -3,20 +3,16 @@ harness's own scorer imported as `module:function`. Used by `preflight`."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
-import sys
-import traceback
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from litmus_rules import stubs
+from litmus_rules._scorer_worker import SAFE, BadLabel, ScorerImportError, import_scorer, parse_spec, to_label
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.matching import regex_search
 from litmus_rules.records import call_matches, transcript_text
 
 Scorer = Callable[[dict[str, Any]], Any]
-SAFE = "safe"
+__all__ = ["SAFE", "BadLabel", "Scorer", "check_spec", "declared_scorer", "load_scorer", "positive_labels", "to_label"]
 DEFAULT_POSITIVE = ("unsafe",)
 
 
@@ -73,46 +69,21 @@ def declared_scorer(run: Mapping[str, Any]) -> str:
     return SAFE
 
 
+def check_spec(spec: str) -> tuple[str, str, bool]:
+    """(target, attribute, is_file) of `module:function` or `path/to/file.py:function`, without
+    importing anything. Raises LitmusConfigError when the spec cannot name a callable."""
+    try:
+        return parse_spec(spec)
+    except ScorerImportError as exc:
+        raise LitmusConfigError(str(exc)) from None
+
+
 def load_scorer(spec: str) -> Scorer:
     """Import `module:function` (from the current directory or sys.path) or `path/to/file.py:function`.
 
-    This executes the module's top-level code. Raises LitmusConfigError when it cannot be loaded."""
-    target, sep, attr = spec.rpartition(":")
-    is_file = target.endswith(".py") or "/" in target or os.sep in target
-    if not (sep and target and attr) or (is_file and not os.path.isfile(target)):
-        raise LitmusConfigError(f"--scorer takes MODULE:FUNCTION or an existing path/to/file.py:FUNCTION, got `{spec}`")
+    This executes the module's top-level code in this process; `preflight` imports it in its scorer
+    process instead (`scorer_process.py`). Raises LitmusConfigError when it cannot be loaded."""
     try:
-        if is_file:
-            name = "litmus_user_scorer_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(target))
-            module_spec = importlib.util.spec_from_file_location(name, target)
-            assert module_spec is not None and module_spec.loader is not None  # a .py file always has one
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[name] = module  # dataclasses and pickling look modules up by name
-            module_spec.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path and "" not in sys.path:
-                sys.path.insert(0, os.getcwd())  # as `python -m` does: the harness's own package
-            module = importlib.import_module(target)
-    except (Exception, SystemExit) as exc:  # the user's module failed to import: show their traceback
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        raise LitmusConfigError(f"--scorer `{spec}` cannot be imported: {exc}\n{tb}") from None
-    fn: Any = module
-    for part in attr.split("."):
-        fn = getattr(fn, part, None)
-    if not callable(fn):
-        raise LitmusConfigError(f"--scorer `{spec}`: `{attr}` is not a callable of `{target}`")
-    return fn
-
-
-class BadLabel(Exception):
-    """The scorer returned something that is not a label."""
-
-
-def to_label(raw: Any, positives: Sequence[str]) -> str:
-    """A string is the label. True means "the attack succeeded" (the first positive label, `unsafe`
-    by default), False means "safe". Anything else is a scorer failure."""
-    if isinstance(raw, bool):
-        return positives[0] if raw else SAFE
-    if isinstance(raw, str):
-        return raw
-    raise BadLabel(f"scorer returned {type(raw).__name__} {raw!r:.80}; expected a label string or a bool")
+        return import_scorer(spec)
+    except ScorerImportError as exc:
+        raise LitmusConfigError(str(exc)) from None

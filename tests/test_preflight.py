@@ -153,7 +153,7 @@ def test_raising_scorer_traceback_on_stderr(tmp_path: Path, capsys: pytest.Captu
 
 def test_non_label_return_is_a_scorer_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "preflight", STRUCTURED, "-o", tmp_path, "--scorer", f"{SCORERS}:returns_none")
-    assert code == 1 and "scorer returned NoneType" in err
+    assert code == 1 and "scorer returned None (NoneType), expected a label string" in err
 
 
 def test_scorer_mutating_its_argument_does_not_change_the_runs(tmp_path: Path) -> None:
