@@ -45,17 +45,20 @@ def test_wheel_installs_into_a_fresh_venv_and_loads_the_shipped_rules(wheel: Pat
     )
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
+    # The fresh environment sees only the wheel: a PYTHONPATH of the caller's would put a source
+    # tree first on sys.path.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     probe = (
         "import litmus_rules, sys; r = litmus_rules.load_rules(); "
         "assert 'site-packages' in litmus_rules.__file__, litmus_rules.__file__; "
         "print(r.name, len(r.rule_names))"
     )
-    result = subprocess.run([str(python), "-c", probe], cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run([str(python), "-c", probe], cwd=workdir, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "litmus.validity"
     cli = subprocess.run(
         [str(python), "-m", "litmus_rules", "check", *NOTE_EXAMPLES, "--format", "jsonl"],
-        cwd=workdir, capture_output=True, text=True,
+        cwd=workdir, capture_output=True, text=True, env=env,
     )
     assert cli.returncode == 1, cli.stderr
     assert len(cli.stdout.splitlines()) == 3
