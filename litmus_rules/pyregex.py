@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 try:  # Python 3.11+
@@ -89,10 +89,11 @@ def _ascii_members(source: str) -> tuple[str, ...]:
     return tuple(c for c in ASCII if match(c))
 
 
-def _members(source: str, extra: Iterable[str]) -> list[str]:
-    """The characters of ASCII and `extra` that `re` matches with the one-character `source`."""
-    match = _oracle(source).match
-    return [*_ascii_members(source), *(c for c in extra if match(c))]
+def _members(source: str, extra: str) -> list[str]:
+    """The characters of ASCII and `extra` that `re` matches with the one-character `source`
+    (one C-level scan of `extra`, whatever its size)."""
+    found = _oracle(source).findall(extra) if extra else []
+    return [*_ascii_members(source), *found]
 
 
 def _ranges(chars: Sequence[str]) -> list[tuple[int, int]]:
@@ -105,13 +106,21 @@ def _ranges(chars: Sequence[str]) -> list[tuple[int, int]]:
     return out
 
 
+def _set_char(o: int) -> str:
+    """A character inside a `regex` class: as itself when that is safe (parsing escapes is slow)."""
+    c = chr(o)
+    if (c.isascii() and c.isalnum()) or (o > 0xFF and not 0xD800 <= o <= 0xDFFF):
+        return c
+    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}"
+
+
 def _set(chars: Sequence[str], engine: str, everything_else: bool = False) -> str:
     """A class of exactly `chars` (plus every non-ASCII character for a probe)."""
     ranges = _ranges(chars)
     if engine == "regex":
         if not ranges:
             return "(?!)"
-        return "[" + "".join(_esc(chr(a)) if a == b else f"{_esc(chr(a))}-{_esc(chr(b))}"
+        return "[" + "".join(_set_char(a) if a == b else f"{_set_char(a)}-{_set_char(b)}"
                              for a, b in ranges) + "]"
     def x(o: int) -> str:
         return f"\\x{{{o:x}}}"
@@ -165,10 +174,11 @@ class Plan:
             for sub, sub_flags in _children(op, av, flags):
                 self._scan(sub.data if hasattr(sub, "data") else sub, sub_flags)
 
-    def rewrite(self, engine: str, extra: frozenset[str] = frozenset()) -> str:
+    def rewrite(self, engine: str, extra: str = "") -> str:
         """The pattern for `engine` ("re2", "regex", "probe"), exact on any text whose characters
-        are ASCII or in `extra` (a probe: a superset on every text)."""
-        return _Writer(engine, tuple(sorted(extra))).sub(self.tree.data, self.flags)
+        are ASCII or in `extra` (distinct non-ASCII characters; a probe: a superset on every
+        text)."""
+        return _Writer(engine, extra).sub(self.tree.data, self.flags)
 
 
 def _children(op: Any, av: Any, flags: int) -> list[tuple[Any, int]]:
@@ -188,7 +198,7 @@ def _children(op: Any, av: Any, flags: int) -> list[tuple[Any, int]]:
 
 
 class _Writer:
-    def __init__(self, engine: str, extra: tuple[str, ...]) -> None:
+    def __init__(self, engine: str, extra: str) -> None:
         self.engine = engine
         self.extra = extra
         self.probe = engine == "probe"

@@ -94,16 +94,38 @@ def _get_plan(pattern: str, prefix: str) -> Plan:
     return plan
 
 
+def _rewritten(pattern: str, prefix: str, engine: str, pages: tuple[int, ...] = ()) -> Any:
+    """The compiled rewrite for `engine` ("re2" | "regex" | "probe"), exact on texts whose
+    characters are ASCII or in the 256-character `pages` (so texts in the same scripts share
+    it); None when RE2 refuses it."""
+    if not pages:
+        return _rewritten_ascii(pattern, prefix, engine)
+    return _rewritten_pages(pattern, prefix, engine, pages)
+
+
+@functools.lru_cache(maxsize=512)
+def _rewritten_ascii(pattern: str, prefix: str, engine: str) -> Any:
+    return _compiled(pattern, engine, _source(pattern, prefix, engine, ""))
+
+
 @functools.lru_cache(maxsize=1024)
-def _rewritten(pattern: str, prefix: str, engine: str, extra: frozenset[str]) -> Any:
-    """The compiled rewrite for `engine` ("re2" | "regex" | "probe"); None when RE2 refuses it."""
-    plan = _get_plan(pattern, prefix)
+def _rewritten_pages(pattern: str, prefix: str, engine: str, pages: tuple[int, ...]) -> Any:
+    extra = "".join(chr(o) for page in pages for o in range(max(page << 8, 0x80), (page + 1) << 8))
+    return _compiled(pattern, engine, _source(pattern, prefix, engine, extra))
+
+
+def _source(pattern: str, prefix: str, engine: str, extra: str) -> str | None:
     try:
-        source = plan.rewrite(engine, extra)
+        return _get_plan(pattern, prefix).rewrite(engine, extra)
     except (Unsupported, RecursionError) as exc:
         if engine != "regex":
             return None
         raise RegexUnknown(f"regex {_short(pattern)} cannot be evaluated: {exc}") from None
+
+
+def _compiled(pattern: str, engine: str, source: str | None) -> Any:
+    if source is None:
+        return None
     if engine == "regex":
         try:
             return regex.compile(source, regex.V0)
@@ -122,7 +144,7 @@ def _compile(pattern: str, prefix: str) -> tuple[str, Any]:
     plan = _plan(pattern, prefix)
     if isinstance(plan, str):
         return ("error", plan)
-    probe = _rewritten(pattern, prefix, "probe", frozenset())
+    probe = _rewritten(pattern, prefix, "probe")
     return ("regex", None) if probe is None else ("re2", probe)
 
 
@@ -134,7 +156,7 @@ def regex_probe(pattern: str, flags: Sequence[str] = ()) -> Any:
     Raises RegexUnknown for a pattern that cannot be evaluated."""
     prefix = _flag_prefix(pattern, tuple(flags))
     _get_plan(pattern, prefix)
-    return _rewritten(pattern, prefix, "probe", frozenset())
+    return _rewritten(pattern, prefix, "probe")
 
 
 # --- the cumulative budget ------------------------------------------------------------------------
@@ -246,7 +268,8 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     prefix = _flag_prefix(pattern, flags)
     plan = _get_plan(pattern, prefix)
     ascii_text = text.isascii()
-    extra: frozenset[str] = frozenset() if ascii_text else frozenset(c for c in set(text) if c > "\x7f")
+    # the 256-character pages of the text's non-ASCII characters: the rewrite is exact on them
+    pages = () if ascii_text else tuple(sorted({ord(c) >> 8 for c in set(text) if c > "\x7f"}))
     if plan.ignorecase_backref and not ascii_text:
         raise RegexUnknown(
             f"regex {_short(pattern)} compares a group case-insensitively in a non-ASCII text, which "
@@ -254,8 +277,8 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     compiled = None
     if (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
             and not (plan.has_end and text.endswith("\n"))
-            and (ascii_text or not any("\ud800" <= c <= "\udfff" for c in extra))):
-        compiled = _rewritten(pattern, prefix, "re2", extra)
+            and not any(0xD8 <= page <= 0xDF for page in pages)):  # RE2 reads UTF-8: no surrogates
+        compiled = _rewritten(pattern, prefix, "re2", pages)
     account = _account_for(pattern, flags)
     timeout = REGEX_TIMEOUT
     if account is not None:
@@ -271,7 +294,7 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
             m = compiled.search(text)
         else:
             try:
-                m = _rewritten(pattern, prefix, "regex", extra).search(text, timeout=timeout)
+                m = _rewritten(pattern, prefix, "regex", pages).search(text, timeout=timeout)
             except TimeoutError:
                 if account is not None and timeout < REGEX_TIMEOUT:
                     account.spent = account.budget

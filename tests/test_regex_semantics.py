@@ -66,7 +66,7 @@ flag_sets = st.lists(st.sampled_from(["ignorecase", "multiline", "dotall"]), uni
 texts = st.one_of(st.text(_chars, max_size=24), st.text(max_size=16), st.text("ab01 _\n", max_size=16))
 
 
-@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns, texts, flag_sets)
 @example(r"\d{3}-\d{4}", "call ٣٤٥-٦٧٨٩", ())
 @example(r"\b\w+\b", "²\u0301x", ())
@@ -88,7 +88,7 @@ def test_search_agrees_with_python_re(pattern: str, text: str, flags: tuple[str,
         assert probe.search(("\x00x\x00" + text + "\x00y\x00").encode()) is not None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns, st.lists(texts, min_size=1, max_size=6), flag_sets)
 def test_joined_search_finds_what_each_text_does(pattern: str, many: list[str], flags: tuple[str, ...]) -> None:
     """`first_collision` over texts joined by NUL answers like `collides` on each text in turn:
