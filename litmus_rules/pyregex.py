@@ -202,6 +202,7 @@ class _Writer:
         self.engine = engine
         self.extra = extra
         self.probe = engine == "probe"
+        self.sets: dict[str, str] = {}  # matcher source -> its class: a pattern repeats them
 
     def chars(self, op: Any, av: Any, flags: int) -> str:
         if op is C.LITERAL and not flags & I:
@@ -212,9 +213,14 @@ class _Writer:
         if op is C.ANY:
             return "(?s:.)" if flags & S else "[^\\n]"
         source = _matcher_source(op, av, flags)
-        if self.probe:
-            return _set(_ascii_members(source), "re2", everything_else=True)
-        return _set(_members(source, self.extra), self.engine)
+        got = self.sets.get(source)
+        if got is None:
+            if self.probe:
+                got = _set(_ascii_members(source), "re2", everything_else=True)
+            else:
+                got = _set(_members(source, self.extra), self.engine)
+            self.sets[source] = got
+        return got
 
     def word(self, flags: int) -> str:
         return self.chars(C.IN, _WORD[0][1], flags)

@@ -38,6 +38,9 @@ from litmus_rules.pyregex import Plan, Unsupported
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
 REGEX_BUDGET = 0.5  # seconds of searching per regex signal per evaluation (or per signal search)
 MAX_PATTERN_LEN = 10_000
+# A rewritten pattern spells out its classes; the `regex` module parses some 20-50 KB/s, so a
+# rewrite past this many characters is not compiled (unknown) rather than costing a second.
+MAX_REWRITTEN_LEN = 20_000
 _clock = time.perf_counter  # what the budget is measured with (tests count searches with it)
 
 
@@ -126,6 +129,11 @@ def _source(pattern: str, prefix: str, engine: str, extra: str) -> str | None:
 def _compiled(pattern: str, engine: str, source: str | None) -> Any:
     if source is None:
         return None
+    if len(source) > MAX_REWRITTEN_LEN:
+        if engine != "regex":
+            return None
+        raise RegexUnknown(f"regex {_short(pattern)} is {len(source)} characters long once its classes "
+                           f"are spelled out for this text (limit {MAX_REWRITTEN_LEN}); treated as unknown")
     if engine == "regex":
         try:
             return regex.compile(source, regex.V0)
@@ -274,11 +282,9 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
         raise RegexUnknown(
             f"regex {_short(pattern)} compares a group case-insensitively in a non-ASCII text, which "
             "cannot be reproduced exactly in bounded time; treated as unknown")
-    compiled = None
-    if (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
-            and not (plan.has_end and text.endswith("\n"))
-            and not any(0xD8 <= page <= 0xDF for page in pages)):  # RE2 reads UTF-8: no surrogates
-        compiled = _rewritten(pattern, prefix, "re2", pages)
+    use_re2 = (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
+               and not (plan.has_end and text.endswith("\n"))
+               and not any(0xD8 <= page <= 0xDF for page in pages))  # RE2 reads UTF-8: no surrogates
     account = _account_for(pattern, flags)
     timeout = REGEX_TIMEOUT
     if account is not None:
@@ -288,8 +294,9 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
         timeout = min(timeout, remaining)
         if len(account.texts) < _MAX_COUNTED_TEXTS:
             account.texts.add(hash(text))
-    start = _clock()
+    start = _clock()  # rewriting for this text's characters counts too
     try:
+        compiled = _rewritten(pattern, prefix, "re2", pages) if use_re2 else None
         if compiled is not None:
             m = compiled.search(text)
         else:
