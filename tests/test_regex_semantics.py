@@ -174,3 +174,22 @@ def test_a_context_with_arabic_indic_digits_collides_with_a_digit_regex() -> Non
     clean["detector"]["signals"].append({"id": "s2", "kind": "regex", "value": r"\d{3}-\d{4}"})
     clean["context"]["messages"].append({"role": "user", "content": "Call me tomorrow."})
     assert litmus_rules.load_rules().evaluate(clean).verdict == "SCORED"
+
+
+@pytest.mark.parametrize(("pattern", "text"), [
+    (r"(a|b)\1", "xabba"), (r"(?P<q>['\"]).*?(?P=q)", "say 'hi' now"), (r"(?<=٣)\d", "٢٣٤"),
+    (r"(?<!\w)é\w+", "café été"), (r"(?!a)\w+", "aab"), (r"(x)?(?(1)a|b)", "zb xa"),
+    (r"(?>a+)b", "aaab"), (r"a++b", "aab"), (r"(?i)(a)\1", "xaA"), (r"(?a)\w+", "é٣x_1"),
+    (r"(?a)\b\w", "éx"), (r"(?x) a \s b  # comment", "a\u2003b"), (r"(?s:.)\Z", "x\n"),
+    (r"\w+$", "naïve\n"), (r"[^\d\s]+", "٣ ab"), (r"(?i)[^k]+", "\u212a k ok"),
+])
+def test_constructs_re2_lacks_agree_with_re(pattern: str, text: str) -> None:
+    assert regex_search(pattern, text) == _python(pattern, text, ())
+
+
+def test_a_case_insensitive_backreference_in_non_ascii_text_is_unknown() -> None:
+    """`re` compares such a group by its own lower-casing, which no bounded engine reproduces
+    exactly: unknown (fail closed), not a guess."""
+    with pytest.raises(RegexUnknown, match="case-insensitively in a non-ASCII text"):
+        regex_search(r"(\w)\1", "ſS", ["ignorecase"])
+    assert regex_search(r"(\w)\1", "xaA", ["ignorecase"]) == (1, "aA")
