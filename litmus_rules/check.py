@@ -20,6 +20,9 @@ from litmus_rules.facts import FactSchema
 from litmus_rules.source import Span
 
 MAX_DIAGNOSTICS = 100
+# Evaluation recurses once per level of an expression, and a `let` mentioned inside an expression
+# adds its own levels: 500 chained lets ran out of Python's stack. Bounded here, at load time.
+MAX_EVAL_DEPTH = 200
 
 # code -> (severity, short name); the table is the reference for `lint` and the docs.
 CODES: dict[str, tuple[str, str]] = {
@@ -37,6 +40,7 @@ CODES: dict[str, tuple[str, str]] = {
     "L212": ("error", "bad-param"),
     "L213": ("warning", "shadowed-name"),
     "L214": ("warning", "duplicate-label"),
+    "L216": ("error", "too-deep"),
     "L220": ("warning", "unused-param"),
     "L221": ("warning", "unused-let"),
 }
@@ -89,6 +93,8 @@ class Checker:
 
     def run(self) -> list[Diagnostic]:
         self._check_duplicates()
+        if self._check_depth():  # everything after this recurses through the let chains
+            return sorted(self.diags, key=Diagnostic.sort_key)[:MAX_DIAGNOSTICS]
         for p in self.rs.params:
             self._check_param(p)
         for let in self.rs.lets:
@@ -114,6 +120,57 @@ class Checker:
                 self.report("L221", f"let `{name}` is never used", let.span)
         diags = sorted(self.diags, key=Diagnostic.sort_key)
         return diags[:MAX_DIAGNOSTICS]
+
+    def _check_depth(self) -> bool:
+        """L216 where the evaluation depth (counting through lets) first passes MAX_EVAL_DEPTH.
+        Iterative: the point is that rule text cannot exhaust the stack. True if any was reported."""
+        local = {name: _local_depth(let.expr, self.lets) for name, let in self.lets.items()}
+        depth: dict[str, int] = {}
+        for start in self.lets:
+            stack, on_path = [(start, False)], set()
+            while stack:
+                name, done = stack.pop()
+                own, refs = local[name]
+                if done:
+                    on_path.discard(name)
+                    depth[name] = max([own] + [d + depth.get(r, 0) for d, r in refs])  # a cycle is L211
+                    continue
+                if name in depth or name in on_path:
+                    continue
+                on_path.add(name)
+                stack.append((name, True))
+                stack.extend((r, False) for _, r in refs if r not in depth and r not in on_path)
+        found = False
+        help = "split the chain or the expression: compute the value in fewer, flatter steps"
+        for name, let in self.lets.items():
+            _, refs = local[name]
+            if depth[name] > MAX_EVAL_DEPTH and all(depth.get(r, 0) <= MAX_EVAL_DEPTH for _, r in refs):
+                self.report(
+                    "L216",
+                    f"let `{name}` is {depth[name]} levels deep, counting the lets it uses; the limit is {MAX_EVAL_DEPTH}",
+                    let.span,
+                    help,
+                )
+                found = True
+        conditions: list[tuple[str, ast.Expr, Span]] = [(f"rule `{r.name}`", r.condition, r.span) for r in self.rs.rules]
+        conditions += [
+            (f"cell `{c.label}`", c.condition, c.span) for k in self.rs.classifiers for c in k.cells if c.condition is not None
+        ]
+        for what, condition, span in conditions:
+            own, refs = _local_depth(condition, self.lets)
+            if any(depth.get(r, 0) > MAX_EVAL_DEPTH for _, r in refs):
+                continue  # reported at the let
+            total = max([own] + [d + depth.get(r, 0) for d, r in refs])
+            if total > MAX_EVAL_DEPTH:
+                self.report(
+                    "L216",
+                    f"the condition of {what} is {total} levels deep, counting the lets it uses; "
+                    f"the limit is {MAX_EVAL_DEPTH}",
+                    condition.span,
+                    help,
+                )
+                found = True
+        return found
 
     def _check_duplicates(self) -> None:
         seen: dict[str, ast.Decl] = {}
@@ -350,6 +407,19 @@ class Checker:
                             d.span,
                             "a message can name the rule's quantifier variables, lets, params and facts",
                         )
+
+
+def _local_depth(expr: ast.Expr, lets: dict[str, ast.Let]) -> tuple[int, list[tuple[int, str]]]:
+    """An expression's own depth, and each let it mentions with the depth of the mention."""
+    own, refs = 0, []
+    stack = [(expr, 1)]
+    while stack:
+        node, d = stack.pop()
+        own = max(own, d)
+        if isinstance(node, ast.Name) and node.name in lets:
+            refs.append((d, node.name))
+        stack.extend((c, d + 1) for c in ast.children(node))
+    return own, refs
 
 
 def _all_bindings(e: ast.Expr) -> list[ast.Binding]:

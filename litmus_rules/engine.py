@@ -7,6 +7,7 @@ after loading and safe to share across threads: all per-episode state lives in a
 from __future__ import annotations
 
 import difflib
+from collections import abc
 import hashlib
 import json
 from pathlib import Path
@@ -17,12 +18,12 @@ import attrs
 from litmus_rules import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.check import PARAM_TYPES, Checker
-from litmus_rules.errors import Diagnostic, LitmusConfigError, RuleCheckError
+from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, RuleCheckError
 from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
 from litmus_rules.facts import FactSchema
 from litmus_rules.syntax import parse
 from litmus_rules.trace import RuleTrace
-from litmus_rules.values import UNKNOWN, EvalFailure, short_repr
+from litmus_rules.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
 
 RULE_SUFFIX = ".litmus"
@@ -250,10 +251,44 @@ class RuleSet:
         validate: bool = True,
         source: str | None = None,
     ) -> Verdict:
-        """Decide one episode. Never raises for bad input: that is an ERROR verdict."""
+        """Decide one episode. Never raises for bad input: that is an ERROR verdict.
+
+        With `validate=False` the caller vouches for the episode's shape, so an episode that is not
+        a mapping at all raises `FactsError` (L304) instead. Any fault inside the evaluation of one
+        rule is that rule's `evaluation_error` reject; a fault outside every rule is an ERROR verdict.
+        """
         if explain not in EXPLAIN_MODES:
             raise LitmusConfigError(f"explain must be one of {', '.join(EXPLAIN_MODES)}, not `{explain}`")
-        episode_id = episode.get("id") if isinstance(episode, dict) else None
+        is_mapping = episode.__class__ is dict or isinstance(episode, abc.Mapping)  # (typing's is slow)
+        if not validate and not is_mapping:
+            raise FactsError(
+                f"an episode must be an object (a mapping), got {type_name(episode)}",
+                source=source,
+                code="L304",
+            )
+        episode_id = episode.get("id") if is_mapping else None
+        try:
+            return self._evaluate(episode, episode_id, batch, explain, validate, source)
+        except LitmusError:
+            raise
+        except Exception as exc:  # the last boundary: one episode's fault never ends a batch
+            return Verdict(
+                id=episode_id if isinstance(episode_id, str) else None,
+                verdict=ERROR,
+                reasons=(Reason("evaluation", _internal(exc), "evaluation_error"),),
+                ruleset=self.info,
+                source=source,
+            )
+
+    def _evaluate(
+        self,
+        episode: Mapping[str, Any],
+        episode_id: Any,
+        batch: Mapping[str, Any] | None,
+        explain: str,
+        validate: bool,
+        source: str | None,
+    ) -> Verdict:
         if validate:
             from litmus_rules.load import validate_episode
 
@@ -281,6 +316,8 @@ class RuleSet:
                 value = truth(value, compiled.node.condition)  # type: ignore[arg-type]
             except EvalFailure as exc:
                 value, failure = UNKNOWN, exc.message
+            except Exception as exc:  # a fault in one rule fails that rule closed, not the batch
+                value, failure = UNKNOWN, _internal(exc)
             if value is passing and failure is None:
                 if explain == "full":
                     passed.append(self._trace(compiled, fast, "passed")[0])
@@ -331,6 +368,8 @@ class RuleSet:
             compiled.recording(env)
         except EvalFailure as exc:
             failure = exc.message
+        except Exception as exc:  # as in `evaluate`: the trace shows what was recorded before it
+            failure = _internal(exc)
         node = compiled.node
         assert node.condition is not None and env.rec is not None
         trace = RuleTrace(compiled.name, compiled.clause, outcome, node.span, node.condition, env.rec, self._lets)
@@ -367,7 +406,7 @@ class RuleSet:
             fn, as_repr = part
             try:
                 value = fn(env)
-            except EvalFailure:
+            except Exception:  # a placeholder that cannot be computed shows as unknown
                 value = UNKNOWN
             if value is UNBOUND:
                 out.append("?")
@@ -386,7 +425,7 @@ class RuleSet:
             assert isinstance(cell, ast.Cell) and cell.condition is not None
             try:
                 value = truth(compiled.fast(fast), cell.condition)
-            except EvalFailure:
+            except Exception:  # an evaluation failure or fault: fail closed, no label
                 value = UNKNOWN
             if value is False:
                 traces.append(self._trace(compiled, fast, "not matched")[0])
@@ -398,6 +437,17 @@ class RuleSet:
             return None, traces
         traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span))
         return otherwise.label, traces
+
+
+def _internal(exc: BaseException) -> str:
+    """The message of an unexpected fault inside an evaluation: what limit or failure, not a traceback."""
+    if isinstance(exc, RecursionError):
+        what = "the rules nest too deeply for this episode"
+    elif isinstance(exc, MemoryError):
+        what = "out of memory"
+    else:
+        what = str(exc).splitlines()[0][:200] if str(exc) else "no detail"
+    return f"internal error [{INTERNAL_ERROR}]: {what}"
 
 
 def _binding_slots(condition: ast.Expr, compiler: Compiler) -> dict[str, int]:

@@ -45,6 +45,20 @@ class BudgetExceeded(EvalFailure):
     """The per-evaluation cost budget ran out."""
 
 
+# Codes in evaluation_error messages (L6xx): the limit or fault that stopped an evaluation.
+INTERNAL_ERROR = "L601"  # an unexpected fault inside one evaluation (a bug, or memory or stack exhausted)
+VALUE_LIMIT = "L602"  # a computed value past MAX_LIST_ITEMS / MAX_TEXT_CHARS
+
+# Bounds on a value a rule computes (`+` is the only operator that grows a value beyond its inputs):
+# a `let` that doubles a list twenty times must be an explained reject, not a MemoryError.
+MAX_LIST_ITEMS = 1_000_000
+MAX_TEXT_CHARS = 32 * 2**20
+
+
+class ValueTooLarge(EvalFailure):
+    """A computed list or string would pass its size limit."""
+
+
 def type_name(value: Any) -> str:
     if value is UNKNOWN:
         return "unknown"

@@ -7,9 +7,10 @@ from typing import Any, Mapping
 from litmus_rules import ast
 from litmus_rules.builtins import REGISTRY, bind_arguments
 from litmus_rules.evaluate._loops import LoopCompiler
-from litmus_rules.evaluate._runtime import _UNSET, Env, Fn, _field_of, _member, _order, _strict_eq, truth
+from litmus_rules.evaluate._runtime import _UNSET, Env, Fn, _field_of, _member, _order, _strict_eq, grown, truth
 from litmus_rules.facts import DERIVED
-from litmus_rules.values import UNKNOWN, EvalFailure, type_name
+from litmus_rules.errors import LitmusError
+from litmus_rules.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, type_name
 
 class Compiler(LoopCompiler):
     """AST -> closures. One instance per ruleset and mode (fast or recording)."""
@@ -339,9 +340,11 @@ class Compiler(LoopCompiler):
                 return a + b if plus else a - b
             # (two branches, so that each `a + b` is str + str or list + list to the type checker)
             if plus and isinstance(a, str) and isinstance(b, str):
+                grown(len(a) + len(b), "text", e)
                 env.charge(1 + (len(a) + len(b)) // 64)
                 return a + b
             if plus and isinstance(a, list) and isinstance(b, list):
+                grown(len(a) + len(b), "list", e)
                 env.charge(1 + (len(a) + len(b)) // 64)
                 return a + b
             raise EvalFailure(f"`{e.op}` cannot combine {type_name(a)} and {type_name(b)}", e)
@@ -364,8 +367,10 @@ class Compiler(LoopCompiler):
                 return impl(*values)
             except EvalFailure:
                 raise
+            except LitmusError as exc:  # the library's own error: its message is for users already
+                raise EvalFailure(f"`{name}` failed: {exc.message}", e) from None
             except Exception as exc:  # a built-in must never crash the engine: fail closed
-                raise EvalFailure(f"`{name}` failed: {type(exc).__name__}: {exc}", e) from None
+                raise EvalFailure(f"`{name}` failed [{INTERNAL_ERROR}]: {exc}", e) from None
 
         return call
 

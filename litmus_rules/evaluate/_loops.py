@@ -18,6 +18,15 @@ if TYPE_CHECKING:
     from litmus_rules.evaluate._compiler import Compiler
 
 
+class _Deferred:
+    """A hoisted collection that failed: raised where the nested loops would first have read it."""
+
+    __slots__ = ("failure",)
+
+    def __init__(self, failure: EvalFailure) -> None:
+        self.failure = failure
+
+
 class LoopCompiler:
     """The loop half of `Compiler` (see `_compiler.py` for the attributes it relies on)."""
 
@@ -40,6 +49,8 @@ class LoopCompiler:
 
             def hoisted_get(env: Env) -> Any:
                 xs = env.slots[hoisted]
+                if xs.__class__ is _Deferred:
+                    raise xs.failure
                 if xs.__class__ is list:
                     env.budget -= len(xs) + 1
                     if env.budget < 0:
@@ -127,7 +138,10 @@ class LoopCompiler:
         loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
 
         def hoisting(env: Env) -> Any:
-            env.slots[hoist] = inner_coll(env)
+            try:
+                env.slots[hoist] = inner_coll(env)
+            except EvalFailure as exc:  # fails where the nested loops would first read it, if ever
+                env.slots[hoist] = _Deferred(exc)
             return loop(env)
 
         return hoisting
@@ -256,18 +270,21 @@ class LoopCompiler:
             assert rec is not None
             found = first_unknown = -1
             total, unknown = 0, False
+            failure: EvalFailure | None = None
             for i, x in enumerate(xs):
                 slots[slot] = x
                 try:
                     v = search(env)
                     if not rest:
                         v = truth(v, body_node)
-                except EvalFailure:
-                    found = i  # replay it recorded, so the trace shows where it failed
+                except EvalFailure as exc:
+                    found, failure = i, exc  # replay it recorded, so the trace shows where it failed
                     break
                 if kind == "count":
                     if v is UNKNOWN:
                         unknown = True
+                        if first_unknown < 0:
+                            first_unknown = i
                     else:
                         total += v if rest else int(v)
                 elif v is decide:
@@ -280,6 +297,8 @@ class LoopCompiler:
                 slots[slot] = xs[pick]
                 rec[bind_key] = pick
                 replay(env)
+            if failure is not None:  # the replay may only have recorded a value that is not a condition
+                raise failure
             if kind == "count":
                 return UNKNOWN if unknown else total
             if found >= 0:
@@ -305,15 +324,24 @@ class LoopCompiler:
             out = []
             for x in xs:
                 slots[slot] = x
+                failure: EvalFailure | None = None
+                v = None
                 try:
                     keep = truth(cond(env), cond_node) if cond is not None else True  # type: ignore[arg-type]
-                    v = element(env) if keep is True else None
-                except EvalFailure:
-                    keep = v = UNKNOWN
+                except EvalFailure as exc:
+                    keep, failure = UNKNOWN, exc
+                if keep is True:
+                    try:
+                        v = element(env)
+                    except EvalFailure as exc:
+                        v, failure = UNKNOWN, exc
                 if keep is UNKNOWN or v is UNKNOWN:  # record the element that made the list unknown
                     if rec_cond is not None:
                         rec_cond(env)
-                    rec_element(env)
+                    if keep is True:  # the element was read only if kept
+                        rec_element(env)
+                    if failure is not None:  # a replay records values; the failure is the search's
+                        raise failure
                     return UNKNOWN
                 if keep is True:
                     out.append(v)
@@ -373,10 +401,10 @@ class LoopCompiler:
                 env.charge(0)
             unknown = False
             for x in xs:
-                a = x.get(outer_key, UNKNOWN) if x.__class__ is dict else _field_of(x, outer_key, outer_node)
-                if a is UNKNOWN:
-                    unknown = True  # every comparison with it is unknown, as in the nested loops
-                    continue
+                try:
+                    a = x.get(outer_key, UNKNOWN) if x.__class__ is dict else _field_of(x, outer_key, outer_node)
+                except EvalFailure as exc:
+                    a = exc  # raised where the nested loops would read it: after `c.k` when that is left
                 a_str = a.__class__ is str
                 if strings and a_str:  # the common case, as tight as a hand-written loop
                     if inner_left:
@@ -394,9 +422,10 @@ class LoopCompiler:
                     env.slots[slot], env.slots[inner_slot] = x, ys[bs.index(b)]
                     return decide
                 for j, b in enumerate(bs):
-                    if b.__class__ is EvalFailure:
-                        raise b
-                    if b is UNKNOWN:
+                    for side in ((b, a) if inner_left else (a, b)):  # the nested loops' reading order
+                        if isinstance(side, EvalFailure):
+                            raise side
+                    if a is UNKNOWN or b is UNKNOWN:
                         unknown = True
                         continue
                     if member:
@@ -459,7 +488,12 @@ class LoopCompiler:
             if not xs:
                 return not decide
             a = lfn(env) if lfn is not None else None  # invariant sides, once per loop
-            b = rfn(env) if rfn is not None else None
+            try:
+                b = rfn(env) if rfn is not None else None
+            except EvalFailure as exc:
+                if not lsf:
+                    raise
+                b = exc  # the nested loops read the left side first: raised after it, below
             slots = env.slots
             unknown = False
             for x in xs:
@@ -470,6 +504,8 @@ class LoopCompiler:
                 if rsf:
                     o = slots[rs]
                     b = o.get(rk, UNKNOWN) if o.__class__ is dict else _field_of(o, rk, right_node)
+                elif isinstance(b, EvalFailure):
+                    raise b
                 if member:
                     v = a in b if (a.__class__ is str and b.__class__ is str) else _member(a, b, body)
                 elif a is UNKNOWN or b is UNKNOWN:
@@ -504,9 +540,18 @@ class LoopCompiler:
                 return UNKNOWN
             if not xs:
                 return other
-            inv = invariant(env)
-            if inv is UNKNOWN:
-                return UNKNOWN  # every comparison would be unknown
+            try:
+                inv = invariant(env)
+            except EvalFailure as exc:
+                if not loop_left:
+                    raise  # read before the element's field, at the first element
+                x = xs[0]
+                x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                raise exc from None
+            if inv is UNKNOWN:  # every comparison is unknown, but a field that cannot be read fails
+                for x in xs:
+                    x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                return UNKNOWN
             inv_str = inv.__class__ is str
             unknown = False
             for x in xs:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from litmus_rules import ast
+from litmus_rules import ast, values
 from litmus_rules.facts import DERIVED
-from litmus_rules.values import UNKNOWN, BudgetExceeded, EvalFailure, type_name
+from litmus_rules.values import UNKNOWN, BudgetExceeded, EvalFailure, ValueTooLarge, type_name
 
 Fn = Callable[["Env"], Any]
 
@@ -102,3 +102,16 @@ def _order(op: str, a: Any, b: Any, node: ast.Expr) -> Any:
     if op == ">":
         return a > b
     return a >= b
+
+
+def grown(size: int, what: str, node: ast.Expr) -> None:
+    """Refuse to build a list or text past its size limit (read from `values` at each call, so that
+    tests and embedders can lower it)."""
+    limit = values.MAX_LIST_ITEMS if what == "list" else values.MAX_TEXT_CHARS
+    if size > limit:
+        unit = "items" if what == "list" else "characters"
+        raise ValueTooLarge(
+            f"value size limit [{values.VALUE_LIMIT}]: `{node.span.text}` would build a {what} of "
+            f"{size} {unit}; the limit is {limit}",
+            node,
+        )
