@@ -19,7 +19,9 @@ from litmus_rules import types as t
 from litmus_rules.builtins import REGISTRY
 from litmus_rules.check import CODES, Checker, literal_type
 from litmus_rules.errors import Diagnostic, LitmusConfigError, LitmusSyntaxError
+from litmus_rules.engine import RULE_FILE_READ_LIMIT
 from litmus_rules.facts import DERIVED, FactSchema
+from litmus_rules.inputs import read_text_file
 from litmus_rules.printer import format_ruleset
 from litmus_rules.source import Span
 from litmus_rules.syntax import parse
@@ -75,8 +77,8 @@ def display_path(path: Path) -> str:
 def discover_rule_files(path: Path, *, include_tests: bool = False) -> list[Path]:
     """`*.litmus` under a folder (a file is itself). Like the loader, a ruleset is the files outside
     `tests/` folders; `fmt` formats those too. Hidden folders (.git, virtualenvs) are skipped."""
-    if path.is_file():
-        return [path]
+    if path.exists() and not path.is_dir():
+        return [path]  # a FIFO or device too: reading it says what it is, without blocking
     if not path.is_dir():
         raise LitmusConfigError(f"rules path `{path}` does not exist")
     out = []
@@ -106,7 +108,7 @@ class FormatResult:
 def format_file(path: Path, name: str | None = None) -> FormatResult:
     shown = name or display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, RULE_FILE_READ_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         raise LitmusConfigError(f"cannot read rule file `{shown}`: {exc}") from None
     return format_source(text, shown)

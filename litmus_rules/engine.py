@@ -21,8 +21,10 @@ from litmus_rules.check import PARAM_TYPES, Checker
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, RuleCheckError
 from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
 from litmus_rules.facts import FactSchema
-from litmus_rules.syntax import parse
+from litmus_rules.inputs import read_text_file
+from litmus_rules.syntax import MAX_RULE_FILE_BYTES, parse
 from litmus_rules.trace import RuleTrace
+from litmus_rules.regexes import regex_budget
 from litmus_rules.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
 
@@ -44,9 +46,13 @@ class _Compiled:
     location: str = ""
 
 
+# Characters are at most 4 bytes: a file that parse() would refuse is not read whole first.
+RULE_FILE_READ_LIMIT = 4 * MAX_RULE_FILE_BYTES
+
+
 def _rule_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
+    if path.exists() and not path.is_dir():
+        return [path]  # a FIFO or device too: reading it says what it is, without blocking
     if not path.is_dir():
         raise LitmusConfigError(f"rules path `{path}` does not exist")
     files = sorted(p for p in path.rglob(f"*{RULE_SUFFIX}") if "tests" not in p.relative_to(path).parts)
@@ -268,7 +274,8 @@ class RuleSet:
             )
         episode_id = episode.get("id") if is_mapping else None
         try:
-            return self._evaluate(episode, episode_id, batch, explain, validate, source)
+            with regex_budget():  # each regex's cumulative time limit spans one evaluation
+                return self._evaluate(episode, episode_id, batch, explain, validate, source)
         except LitmusError:
             raise
         except Exception as exc:  # the last boundary: one episode's fault never ends a batch
@@ -297,7 +304,7 @@ class RuleSet:
                 return Verdict(
                     id=episode_id if isinstance(episode_id, str) else None,
                     verdict=ERROR,
-                    reasons=(Reason("input", str(problem), "invalid_input"),),
+                    reasons=(Reason("input", str(problem), "invalid_input", code=problem.code),),
                     ruleset=self.info,
                     source=source,
                 )
@@ -393,7 +400,10 @@ class RuleSet:
                 what = ", ".join(f"`{m}`" for m in missing)
                 message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
             else:
-                message = "insufficient evidence: the condition is unknown"
+                lets = trace.root.unknown_lets() if trace.root else []
+                what = ", ".join(f"`{name}`" for name in lets)
+                message = (f"insufficient evidence: {what} {'is' if len(lets) == 1 else 'are'} unknown"
+                           if lets else "insufficient evidence: the condition is unknown")
             kind = "insufficient_evidence"
         return Reason(rule.name, message, kind, location, missing, trace)
 
@@ -503,7 +513,7 @@ def load_rules(
     sources = []
     for file in files:
         try:
-            sources.append((_display_name(file, base), file.read_text(encoding="utf-8")))
+            sources.append((_display_name(file, base), read_text_file(file, RULE_FILE_READ_LIMIT)))
         except (OSError, UnicodeDecodeError) as exc:
             raise LitmusConfigError(f"cannot read rule file `{file}`: {exc}") from None
     parsed = [parse(text, name) for name, text in sources]

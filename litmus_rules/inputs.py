@@ -81,6 +81,16 @@ def open_regular(path: str) -> IO[bytes]:
         raise
 
 
+def read_text_file(path: str | os.PathLike[str], limit: int) -> str:
+    """A rule or rule-test file as text: a FIFO or device raises instead of blocking, and a file
+    over `limit` bytes raises before it is read whole. Raises OSError or UnicodeDecodeError."""
+    with open_regular(os.fspath(path)) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"over the {limit:,}-byte limit for a rule file")
+    return data.decode("utf-8")
+
+
 def _not_regular(path: str, mode: int) -> LoadedEpisode:
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
     return failed(path, 0, f"`{path}` is {kind}, not a regular file: not read", NOT_A_FILE)

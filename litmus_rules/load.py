@@ -292,7 +292,11 @@ def _bytes(n: int) -> str:
 def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
     """A YAML stream, one document at a time. The parser builds nodes (with marks) anyway, so the
     node is kept while its document is checked: an error's line costs no second parse."""
-    loader = _Loader(stream)
+    try:
+        loader = _Loader(stream)
+    except UnicodeError as e:  # libyaml encodes a str stream first: a lone surrogate fails there
+        yield _failed(source, 0, f"not valid text: {e}", UNPARSEABLE)
+        return
     index = 0
     try:
         while True:
@@ -300,7 +304,7 @@ def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterat
                 if not loader.check_node():
                     return
                 node = loader.get_node()
-            except (yaml.YAMLError, ValueError, RecursionError) as e:
+            except (yaml.YAMLError, ValueError, RecursionError, UnicodeError) as e:
                 # The parser cannot resynchronise after a syntax error: report it, end this input.
                 yield _failed(source, index, *_yaml_problem(e))
                 return

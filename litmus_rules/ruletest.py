@@ -24,8 +24,9 @@ import yaml
 
 from litmus_rules import ast
 from litmus_rules.authoring import Knowledge, display_path
-from litmus_rules.engine import RuleSet, canary_owners, load_rules
+from litmus_rules.engine import RULE_FILE_READ_LIMIT, RuleSet, canary_owners, load_rules
 from litmus_rules.errors import LitmusError
+from litmus_rules.inputs import read_text_file
 from litmus_rules.trace import RuleTrace, TraceNode
 from litmus_rules.values import UNKNOWN
 from litmus_rules.verdict import ERROR, Verdict
@@ -189,7 +190,7 @@ class _Reader:
     @staticmethod
     def _yaml(path: Path) -> tuple[Any, yaml.Node | None]:
         try:
-            loader = _Loader(path.read_text(encoding="utf-8"))
+            loader = _Loader(read_text_file(path, RULE_FILE_READ_LIMIT))
             try:
                 node = loader.get_single_node()
                 return (loader.construct_document(node) if node is not None else None), node

@@ -51,6 +51,21 @@ class TraceNode:
                 stack.append(node.let_definition)
         return out
 
+    def unknown_lets(self) -> list[str]:
+        """The lets, outermost first, whose unknown value made this node unknown: what an
+        insufficient-evidence message names when no fact is missing (a let that reads a fact
+        present but unusable, such as a control run that carries an error)."""
+        out: list[str] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if not node.evaluated or node.value is not UNKNOWN:
+                continue
+            if node.let and node.let not in out:
+                out.append(node.let)
+            stack.extend(reversed(node.children))
+        return out
+
     def errors(self) -> list[str]:
         out: list[str] = []
         stack = [self]
