@@ -8,7 +8,7 @@ reads); every other key and value is read as well, with kind `key` (an object ke
 What is not emitted, and why nothing can hide there:
 - `injected: true|false` (a boolean): the harness's flag, not text. Any other value is read.
 - booleans and null: fixed words (`true`, `false`, `null`) of JSON, never a per-instance token.
-- key names in `FORMAT_KEYS` and `type`/`role` values in `FORMAT_WORDS`: words of the episode
+- key names in `FORMAT_KEYS` and `type`/`role` values in `FORMAT_WORDS` (walk_vocab.py): words of the episode
   format, of JSON Schema and of the providers' message shapes, the same in every instance. A
   canary or a payload is per-instance text, so it is never one of these fixed words; reading them
   would only add thousands of identical surfaces (and partial overlaps on "description") to every
@@ -37,6 +37,27 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from litmus_rules.errors import EvaluationError
+from litmus_rules.walk_vocab import (
+    ARGSUB,
+    DEFS,
+    EACH,
+    PROPS,
+    REF,
+    SCHEMA_KEYS,
+    SKILL_KINDS,
+    SUB,
+    SUBLIST,
+    TEXT,
+    TOOL_KINDS,
+    TOOL_SCHEMAS,
+    TYPE,
+    WHOLE,
+    WORD_KEYS,
+    FORMAT_KEYS,
+    FORMAT_WORDS,
+    RESULT_PARTS,
+    is_word,
+)
 
 # Nesting below `context`, counted in containers (objects and lists; a `$ref` hop counts one). The
 # loader refuses documents nested deeper than its own limit (200, counted from the document root),
@@ -95,51 +116,6 @@ def render_value(value: Any) -> str:
         return repr(value)
 
 
-# --- fixed vocabulary (see the module doc) -------------------------------------------------------------
-
-FORMAT_KEYS = frozenset({
-    # the episode format
-    "system_prompt", "messages", "tools", "skills", "role", "content", "name", "tool_call_id",
-    "title", "description", "input_schema", "inputSchema", "parameters", "annotations", "body", "path",
-    "step",
-    # provider message and content-part shapes (Anthropic, OpenAI Chat and Responses, MCP, AgentDojo)
-    "type", "text", "source", "data", "media_type", "url", "image_url", "input", "output", "id",
-    "tool_use_id", "is_error", "isError", "cache_control", "citations", "call_id", "arguments",
-    "function", "tool_calls", "function_call", "status", "detail", "file_id", "filename", "file_data",
-    "mimeType", "uri", "resource", "structuredContent", "outputSchema", "strict", "refusal",
-    "signature", "thinking", "audio", "format", "context",
-    # MCP tool annotations
-    "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
-    # JSON Schema keywords
-    "$schema", "$id", "$ref", "$defs", "$comment", "$anchor", "$dynamicRef", "$dynamicAnchor",
-    "$vocabulary", "definitions", "properties", "patternProperties", "additionalProperties",
-    "unevaluatedProperties", "propertyNames", "required", "dependentRequired", "dependentSchemas",
-    "dependencies", "items", "prefixItems", "additionalItems", "unevaluatedItems", "contains",
-    "minContains", "maxContains", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "enum",
-    "const", "default", "examples", "example", "pattern", "minLength", "maxLength", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
-    "uniqueItems", "minProperties", "maxProperties", "contentEncoding", "contentMediaType",
-    "contentSchema", "readOnly", "writeOnly", "deprecated", "nullable",
-})
-# Values of `type` and `role` keys that are words of the formats.
-FORMAT_WORDS = frozenset({
-    "object", "string", "number", "integer", "boolean", "array", "null",
-    "system", "user", "assistant", "tool", "developer", "function", "model",
-    "text", "image", "document", "file", "audio", "tool_use", "tool_result", "server_tool_use",
-    "function_call", "function_call_output", "message", "input_text", "output_text", "input_image",
-    "input_file", "image_url", "thinking", "redacted_thinking", "refusal", "base64", "url",
-    "resource", "resource_link",
-})
-_WORD_KEYS = frozenset({"type", "role"})
-
-
-def _word(value: Any) -> bool:
-    """Is the value one of the formats' own `type`/`role` words (see the module doc)?"""
-    return value.__class__ is str and value in FORMAT_WORDS
-# Content parts whose text is a tool's result, whatever the role of the message carrying them.
-RESULT_PARTS = frozenset({"tool_result", "function_call_output"})
-
-
 # --- origins ---------------------------------------------------------------------------------------
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$-]*\Z")
@@ -189,41 +165,6 @@ class _SchemaCtx:
         self.visited: set[tuple[str, str | None, bool]] = set()
         self.reached: set[str] = set()  # targets listed at least once
         self.stack: set[str] = {root_origin}  # targets being expanded on the current path
-
-
-# How a schema keyword is read (the `_Walker.schema` dispatch).
-_TEXT, _WHOLE, _EACH, _PROPS, _PATTERNS, _NAMED, _DEFS, _SUB, _ARGSUB, _SUBLIST, _REF, _TYPE = range(12)
-_SCHEMA_KEYS: dict[str, tuple[int, str]] = {
-    "description": (_TEXT, "schema_description"),
-    "title": (_TEXT, "schema_title"),
-    "pattern": (_TEXT, "schema_pattern"),
-    "$comment": (_TEXT, "schema_comment"),
-    "default": (_WHOLE, "schema_default"),
-    "const": (_WHOLE, "schema_const"),
-    "example": (_WHOLE, "schema_example"),  # OpenAPI's singular form
-    "enum": (_EACH, "schema_enum"),
-    "examples": (_EACH, "schema_example"),
-    "properties": (_PROPS, "schema_property_name"),
-    "patternProperties": (_PATTERNS, "schema_pattern"),
-    "dependentSchemas": (_NAMED, "schema_property_name"),
-    "$defs": (_DEFS, "key"),
-    "definitions": (_DEFS, "key"),
-    "items": (_ARGSUB, ""),
-    "prefixItems": (_SUBLIST, ""),
-    "anyOf": (_SUBLIST, ""),
-    "oneOf": (_SUBLIST, ""),
-    "allOf": (_SUBLIST, ""),
-    "$ref": (_REF, "schema_ref"),
-    "type": (_TYPE, "schema_type"),
-    **{k: (_SUB, "") for k in (
-        "additionalProperties", "unevaluatedProperties", "propertyNames", "contains", "not", "if",
-        "then", "else", "additionalItems", "unevaluatedItems", "contentSchema")},
-}
-_TOOL_KINDS = {"name": "tool_name", "title": "tool_title", "description": "tool_description",
-               "annotations": "tool_annotation"}
-_TOOL_SCHEMAS = ("input_schema", "inputSchema", "parameters")
-_SKILL_KINDS = {"name": "skill_name", "description": "skill_description", "body": "skill_body",
-                "path": "skill_path"}
 
 
 Record = tuple  # (origin, kind, text, injected, tool, argument): a Surface's fields, made cheaply
@@ -317,7 +258,7 @@ class _Walker:
             if key not in FORMAT_KEYS:
                 append((sub, "key", key, inj, tool, arg))
             if item.__class__ is str:
-                if key in _WORD_KEYS and item in FORMAT_WORDS:
+                if key in WORD_KEYS and item in FORMAT_WORDS:
                     continue
                 append((sub, kind, item, inj, tool, arg))
             elif item is not None and item is not True and item is not False:
@@ -350,7 +291,7 @@ class _Walker:
         for key, item in node.items():
             if key.__class__ is not str:
                 key = _key_text(key)
-            how = _SCHEMA_KEYS.get(key)
+            how = SCHEMA_KEYS.get(key)
             sub = f"{origin}.{key}" if _ident(key) else key_origin(origin, key)
             if how is None:
                 if key == _INJECTED and (item is True or item is False):
@@ -361,14 +302,14 @@ class _Walker:
                 self.value(item, sub, "other", inj, tool, depth, arg)
                 continue
             mode, kind = how
-            if mode == _TEXT:
+            if mode == TEXT:
                 if item.__class__ is str:
                     append((sub, kind, item, inj, tool, arg))
                 else:
                     self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == _WHOLE:
+            elif mode == WHOLE:
                 append((sub, kind, item if item.__class__ is str else self.render(item, sub), inj, tool, arg))
-            elif mode == _EACH:
+            elif mode == EACH:
                 if item.__class__ is list:
                     self.enter(sub, depth + 1)
                     for i, v in enumerate(item):
@@ -377,47 +318,47 @@ class _Walker:
                     self.emit(sub, kind, self.render(item, sub), inj, tool, arg)
                 else:  # an `enum` that is not a list is no enum: read it as data
                     self.value(item, sub, "other", inj, tool, depth, arg)
-            elif mode == _TYPE:
+            elif mode == TYPE:
                 if item.__class__ is str and item in FORMAT_WORDS:
                     continue
                 if item.__class__ is list:
                     self.enter(sub, depth + 1)
                     for i, v in enumerate(item):
-                        if not _word(v):
+                        if not is_word(v):
                             self.value(v, f"{sub}[{i}]", kind, inj, tool, depth + 1, arg)
-                elif not _word(item):
+                elif not is_word(item):
                     self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == _REF:
+            elif mode == REF:
                 # A local pointer that resolves is read where it points: its tokens are keys of
                 # this schema (read there) and the rest is pointer syntax. Any other is read here.
                 if item.__class__ is not str or not self.ref(item, ctx, depth + 1, arg, on_args, inj):
                     self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == _SUB:
+            elif mode == SUB:
                 # Below these, property names are not the tool's argument names.
                 self.schema(item, sub, ctx, depth + 1, arg, False, inj)
-            elif mode == _ARGSUB:
+            elif mode == ARGSUB:
                 if item.__class__ is list:
                     self.enter(sub, depth + 1)
                     for i, v in enumerate(item):
                         self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
                 else:
                     self.schema(item, sub, ctx, depth + 1, arg, on_args, inj)
-            elif mode == _SUBLIST:
+            elif mode == SUBLIST:
                 if item.__class__ is list:
                     self.enter(sub, depth + 1)
                     for i, v in enumerate(item):
                         self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
                 else:
                     self.schema(item, sub, ctx, depth + 1, arg, False, inj)
-            elif not isinstance(item, Mapping):  # _PROPS, _PATTERNS, _NAMED, _DEFS need an object
+            elif not isinstance(item, Mapping):  # PROPS, PATTERNS, NAMED, DEFS need an object
                 self.value(item, sub, "other", inj, tool, depth, arg)
-            elif mode == _DEFS:
+            elif mode == DEFS:
                 # Definitions last: those already reached through a $ref (with their argument
                 # name) are not listed a second time without one.
                 deferred = (deferred or []) + [(sub, item)]
             else:
                 self.enter(sub, depth + 1)
-                args = on_args and mode == _PROPS
+                args = on_args and mode == PROPS
                 for name, child in item.items():
                     if name.__class__ is not str:
                         name = _key_text(name)
@@ -496,7 +437,7 @@ class _Walker:
             elif key == "name":
                 self.value(item, sub, "message_name", inj, tool, depth)
             elif key == "role":
-                if not _word(item):
+                if not is_word(item):
                     self.value(item, sub, kind, inj, tool, depth)
             elif key == _INJECTED and (item is True or item is False):
                 continue
@@ -519,13 +460,13 @@ class _Walker:
             if key.__class__ is not str:
                 key = _key_text(key)
             sub = key_origin(origin, key)
-            kind = _TOOL_KINDS.get(key)
+            kind = TOOL_KINDS.get(key)
             if kind is not None:
                 if item.__class__ is str:
                     self.emit(sub, kind, item, inj, name)
                 else:
                     self.value(item, sub, kind, inj, name, depth)
-            elif key in _TOOL_SCHEMAS or key == "outputSchema":
+            elif key in TOOL_SCHEMAS or key == "outputSchema":
                 if isinstance(item, Mapping):
                     # arguments are the input schema's properties; an output schema has none
                     self.schema(item, sub, _SchemaCtx(item, sub, name), depth + 1, None,
@@ -552,7 +493,7 @@ class _Walker:
             if key.__class__ is not str:
                 key = _key_text(key)
             sub = key_origin(origin, key)
-            kind = _SKILL_KINDS.get(key)
+            kind = SKILL_KINDS.get(key)
             if kind is not None:
                 if item.__class__ is str:
                     self.emit(sub, kind, item, inj, name)
