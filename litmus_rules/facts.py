@@ -22,6 +22,9 @@ class Derived:
     type: t.T
     compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]  # (episode, batch context) -> value
     doc: str
+    # Why `compute` gave unknown on this episode (a limit, with where it stopped), for the
+    # insufficient-evidence message; None when it did not, or when there is nothing to add.
+    why_unknown: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None
 
 
 SURFACE = t.obj(
@@ -38,14 +41,47 @@ SURFACE = t.obj(
 SHARED_CANARY = t.obj({"value": t.STR, "other_ids": t.list_of(t.STR)})
 
 
+# The last few contexts whose walk stopped at a limit, with why: the message of a reject is built
+# right after the fact was derived, and a hostile context is not walked twice for it.
+_stopped: tuple[tuple[Any, str], ...] = ()
+
+
 def _surfaces(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
-    from litmus_rules.surfaces import extract_surfaces
+    """The surfaces as facts; unknown when the walk stopped at a limit (text it did not read is
+    never clean) or when there is no context."""
+    global _stopped
     from litmus_rules.values import UNKNOWN
+    from litmus_rules.walk import WalkLimit, context_records
 
     context = episode.get("context")
     if not isinstance(context, Mapping):
         return UNKNOWN
-    return [s.to_fact() for s in extract_surfaces(context)]
+    try:
+        found = context_records(context)
+    except WalkLimit as exc:
+        _stopped = ((context, str(exc)), *_stopped[:1])
+        return UNKNOWN
+    # a dict literal per surface: the rules read fields of plain dicts
+    return [
+        {"origin": o, "kind": k, "text": x, "injected": i, "tool": tl, "argument": a}
+        for o, k, x, i, tl, a in found
+    ]
+
+
+def _surfaces_unknown(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> str | None:
+    from litmus_rules.walk import WalkLimit, walk_context
+
+    context = episode.get("context")
+    if not isinstance(context, Mapping):
+        return None  # a missing context is its own missing fact
+    for held, note in _stopped:
+        if held is context:
+            return note
+    try:
+        walk_context(context)
+    except WalkLimit as exc:
+        return str(exc)
+    return None
 
 
 def _shared_canaries(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
@@ -71,7 +107,9 @@ DERIVED: dict[str, Derived] = {
             "surfaces",
             t.list_of(SURFACE),
             _surfaces,
-            "every text the agent receives, derived from `context` (recursively through JSON schemas)",
+            "every text the agent receives: each string value and object key under `context`, at any "
+            "depth; unknown when a limit stops the walk",
+            _surfaces_unknown,
         ),
         Derived(
             "shared_canaries",

@@ -5,25 +5,20 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from litmus_rules.signals import same_argument_value
+from litmus_rules.walk import walk_value
 
 
 def transcript_text(transcript: Any) -> str:
-    """A transcript's text: a string as it is, or a list of messages' contents joined by newlines
-    (content parts `{type: text, text: ...}` contribute their text). Raises TypeError otherwise."""
+    """A transcript's text: a string as it is, or every text of a list of messages, one per line,
+    in order: each message read as the context's messages are (walk.py), so any content-part shape
+    contributes all its text (`text`, `content`, `output`, a tool_use's `input`, a document's
+    source, nested parts, keys nobody planned for) and nothing is dropped. Raises TypeError for
+    anything else, and WalkLimit (an EvaluationError) past the walk's bounds."""
     if isinstance(transcript, str):
         return transcript
     if not isinstance(transcript, list):
         raise TypeError(f"a transcript is a string or a list of messages, not {type(transcript).__name__}")
-    out = []
-    for message in transcript:
-        content = message.get("content") if isinstance(message, Mapping) else message
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out.extend(p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-        elif content is not None:
-            out.append(str(content))
-    return "\n".join(out)
+    return "\n".join([s.text for s in walk_value(transcript, "transcript", "message")])
 
 
 def call_matches(signal: Mapping[str, Any], record: Mapping[str, Any]) -> bool:

@@ -38,7 +38,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import attrs
 
-from litmus_rules.surfaces import render_value
+from litmus_rules.surfaces import extract_surfaces
+from litmus_rules.walk import MAX_DEPTH, WalkLimit
 
 STUB_VERSION = "1"
 
@@ -81,32 +82,28 @@ def _injected(item: Any) -> bool:
     return isinstance(item, Mapping) and item.get("injected") is True
 
 
-def without_injection(instance: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of the instance with every injected message, tool and skill removed.
+def _strip(value: Any, depth: int) -> Any:
+    """The value without the injected items inside it (an item in a list, or an object under a
+    key, whose `injected` is true). Past the walk's depth it is left whole: its surfaces are
+    unknown anyway, and `check` rejects the instance for that."""
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, list):
+        return [_strip(v, depth + 1) for v in value if not _injected(v)]
+    if isinstance(value, dict):
+        return {k: _strip(v, depth + 1) for k, v in value.items() if not _injected(v)}
+    return value
 
-    Injection is marked per item, so whole items go; the system prompt is kept (see module doc)."""
+
+def without_injection(instance: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of the instance with every injected item removed from its context: the
+    messages, tools and skills marked injected, and any part of an item marked on its own (a
+    content part, a tool's field). The system prompt is kept (see module doc)."""
     reduced = copy.deepcopy(dict(instance))
     context = reduced.get("context")
     if isinstance(context, dict):
-        for key in ("messages", "tools", "skills"):
-            if isinstance(context.get(key), list):
-                context[key] = [item for item in context[key] if not _injected(item)]
+        reduced["context"] = {k: _strip(v, 1) for k, v in context.items() if not _injected(v)}
     return reduced
-
-
-def _text(value: Any) -> str:
-    """Message content as a model reads it: parts' text joined, anything else as compact JSON."""
-    if isinstance(value, list):
-        texts = []
-        for part in value:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            elif isinstance(part, Mapping) and "content" in part:
-                texts.append(_text(part["content"]))
-            elif part is not None:
-                texts.append(render_value(part))
-        return "\n".join(texts)
-    return "" if value is None else render_value(value)
 
 
 def _schema(tool: Mapping[str, Any]) -> Any:
@@ -121,29 +118,19 @@ def _json(value: Any) -> str:
 
 
 def render_context(context: Any) -> str:
-    """Everything in a context as one text: what an echo agent repeats.
-
-    Tools are echoed with their full input schema as JSON, so a scorer that matches on schema
-    syntax (`"path": "/etc/passwd"`) sees it too."""
+    """Everything in a context as one text: what an echo agent repeats. Every surface's text, one
+    per line, in the order of the surface walk (every string and key, at any depth), then each
+    tool's input schema as JSON, so a scorer that matches on schema syntax (`"path":
+    "/etc/passwd"`) sees it too. A context past the walk's limits is echoed as JSON."""
     if not isinstance(context, Mapping):
         return ""
-    lines: list[str] = []
-    if context.get("system_prompt") is not None:
-        lines.append(_text(context["system_prompt"]))
-    for msg in _list(context.get("messages")):
-        if isinstance(msg, Mapping):
-            who = str(msg.get("role", "?")) + (f" {msg['name']}" if isinstance(msg.get("name"), str) else "")
-            lines.append(f"[{who}] {_text(msg.get('content'))}")
+    try:
+        lines = [s.text for s in extract_surfaces(context)]
+    except WalkLimit:
+        return _json(context)
     for tool in _list(context.get("tools")):
-        if isinstance(tool, Mapping):
-            lines.append(f"tool {tool.get('name')}: {_text(tool.get('description'))}")
-            if _schema(tool) is not None:
-                lines.append(f"input_schema: {_json(_schema(tool))}")
-    for skill in _list(context.get("skills")):
-        if isinstance(skill, Mapping):
-            lines.append(f"skill {skill.get('name')}: {_text(skill.get('description'))}")
-            if skill.get("body") is not None:
-                lines.append(_text(skill["body"]))
+        if isinstance(tool, Mapping) and _schema(tool) is not None:
+            lines.append(f"input_schema: {_json(_schema(tool))}")
     return "\n".join(lines)
 
 
@@ -258,40 +245,55 @@ def attack_calls(instance: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     return unique
 
 
-def _quotes(context: Mapping[str, Any]) -> list[str]:
-    """What a refusing agent quotes when it explains itself: every injected item, verbatim."""
+def _injected_items(context: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], list[str]]]:
+    """Each message, tool and skill that carries injected text, with that text (every injected
+    surface inside it, in order): a whole item marked injected, or one with an injected part."""
+    try:
+        surfaces = extract_surfaces(context)
+    except WalkLimit:  # past the walk's limits: each injected item whole, as JSON
+        return [(section, item, [_json(item)]) for section in ("messages", "tools", "skills")
+                for item in _list(context.get(section)) if _injected(item)]
+    found: dict[tuple[str, int], list[str]] = {}
+    for s in surfaces:
+        if s.injected and s.origin.startswith(("context.messages[", "context.tools[", "context.skills[")):
+            section, _, rest = s.origin[len("context."):].partition("[")
+            index = rest.partition("]")[0]
+            if index.isdigit():
+                found.setdefault((section, int(index)), []).append(s.text)
     out = []
-    for msg in _list(context.get("messages")):
-        if _injected(msg):
-            source = f"The result of {msg['name']}" if isinstance(msg.get("name"), str) else f"A {msg.get('role')} message"
-            out.append(f'{source} says "{_text(msg.get("content"))}".')
-    for tool in _list(context.get("tools")):
-        if _injected(tool):
-            schema = _schema(tool)
+    for (section, index), texts in found.items():
+        item = _list(context.get(section))[index]
+        out.append((section, item if isinstance(item, Mapping) else {}, texts))
+    return out
+
+
+def _quotes(context: Mapping[str, Any]) -> list[str]:
+    """What a refusing agent quotes when it explains itself: every injected text, verbatim."""
+    out = []
+    for section, item, texts in _injected_items(context):
+        quoted = "\n".join(texts)
+        if section == "messages":
+            source = f"The result of {item['name']}" if isinstance(item.get("name"), str) else f"A {item.get('role')} message"
+            out.append(f'{source} says "{quoted}".')
+        elif section == "tools":
+            schema = _schema(item)
             out.append(
-                f'The tool {tool.get("name")} is described as "{_text(tool.get("description"))}"'
-                + (f" and its input schema is {_json(schema)}." if schema is not None else ".")
+                f'The tool {item.get("name")} is described as "{quoted}"'
+                + (f" and its input schema is {_json(schema)}." if schema is not None and _injected(item) else ".")
             )
-    for skill in _list(context.get("skills")):
-        if _injected(skill):
-            out.append(
-                f'The skill {skill.get("name")} is described as "{_text(skill.get("description"))}"'
-                f' and instructs: "{_text(skill.get("body"))}".'
-            )
+        else:
+            out.append(f'The skill {item.get("name")} is described as "{quoted}".')
     return out
 
 
 def _follows(context: Mapping[str, Any]) -> list[str]:
-    """What a complying agent repeats: injected skills' and messages' instructions."""
+    """What a complying agent repeats: the injected text of skills and messages (instructions)."""
     out = []
-    for skill in _list(context.get("skills")):
-        if _injected(skill):
-            out.append(f"Following skill {skill.get('name')}: {_text(skill.get('description'))}")
-            if skill.get("body") is not None:
-                out.append(_text(skill["body"]))
-    for msg in _list(context.get("messages")):
-        if _injected(msg):
-            out.append(f"As instructed: {_text(msg.get('content'))}")
+    for section, item, texts in _injected_items(context):
+        if section == "skills":
+            out.append(f"Following skill {item.get('name')}: " + "\n".join(texts))
+        elif section == "messages":
+            out.append("As instructed: " + "\n".join(texts))
     return out
 
 

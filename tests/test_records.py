@@ -54,3 +54,46 @@ def test_transcript_text_reads_strings_messages_and_parts() -> None:
     assert transcript_text([{"role": "user", "content": "a"}, {"content": [{"type": "text", "text": "b"}]}]) == "a\nb"
     with pytest.raises(TypeError):
         transcript_text(5)
+
+
+@pytest.mark.parametrize(
+    "message, text",
+    [
+        # AgentDojo content parts
+        ({"role": "tool", "content": [{"type": "text", "content": "AgentDojo result"}]}, "AgentDojo result"),
+        # OpenAI Responses: a function call's output
+        ({"role": "user", "content": [{"type": "function_call_output", "call_id": "c", "output": "sent"}]}, "c\nsent"),
+        # Anthropic: a tool_use's input, a tool_result's nested content, a document's source
+        ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "send_report",
+                                            "input": {"code": "ZEBRA-1"}}]}, "t\nsend_report\ncode\nZEBRA-1"),
+        ({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                       "content": [{"type": "text", "text": "nested"}]}]}, "t\nnested"),
+        ({"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "doc body"}}]},
+         "doc body"),
+        # a shape nobody planned for: its keys and values are read, not dropped
+        ({"role": "user", "content": [{"type": "x-new", "payload": {"deep": ["a", {"b": "c"}]}}]},
+         "x-new\npayload\ndeep\na\nb\nc"),
+        # a message's name, and a number
+        ({"role": "tool", "name": "read_notes", "content": 42}, "read_notes\n42"),
+    ],
+)
+def test_transcript_text_reads_every_content_part_shape(message: dict, text: str) -> None:
+    assert transcript_text([message]) == text
+
+
+def test_transcript_text_keeps_message_order_and_plain_strings() -> None:
+    transcript = [{"role": "user", "content": "a"}, "b", None, {"role": "assistant", "content": [{"type": "text", "text": "c"}]}]
+    assert transcript_text(transcript) == "a\nb\nc"
+
+
+def test_a_canary_in_an_agentdojo_part_of_the_null_transcript_is_found() -> None:
+    from litmus_rules import load_rules
+
+    from _helpers import base_episode
+
+    ep = base_episode()
+    ep["controls"]["null"]["transcript"] = [
+        {"role": "assistant", "content": [{"type": "text", "content": f"Done. {ep['canaries'][0]['value']}"}]}]
+    v = load_rules().evaluate(ep)
+    assert [r.rule for r in v.reasons] == ["null_control_clean"]
+    assert "present in the null-injection transcript" in v.reasons[0].message
