@@ -20,7 +20,7 @@ from litmus_rules._resources import default_rules_dir
 from litmus_rules.check import PARAM_TYPES, Checker
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, RuleCheckError
 from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
-from litmus_rules.facts import FactSchema
+from litmus_rules.facts import DERIVED, FactSchema
 from litmus_rules.inputs import read_text_file
 from litmus_rules.syntax import MAX_RULE_FILE_BYTES, parse
 from litmus_rules.trace import RuleTrace
@@ -396,7 +396,11 @@ class RuleSet:
             kind = "evaluation_error"
         else:
             missing = tuple(trace.root.missing_paths()) if trace.root else ()
-            if missing:
+            # a derived fact that a limit left unknown (the surface walk) says which limit, and where
+            notes = [(m, note) for m in missing if (note := _why_unknown(m, fast)) is not None]
+            if notes:
+                message = "insufficient evidence: " + "; ".join(f"`{m}` is unknown: {note}" for m, note in notes)
+            elif missing:
                 what = ", ".join(f"`{m}`" for m in missing)
                 message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
             else:
@@ -447,6 +451,13 @@ class RuleSet:
             return None, traces
         traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span))
         return otherwise.label, traces
+
+
+def _why_unknown(path: str, env: Env) -> str | None:
+    derived = DERIVED.get(path)
+    if derived is None or derived.why_unknown is None:
+        return None
+    return derived.why_unknown(env.facts, env.batch)
 
 
 def _internal(exc: BaseException) -> str:

@@ -283,14 +283,22 @@ def test_a_400_level_schema_is_a_clear_error(fmt: str, tmp_path: Path, capsys: p
 def test_a_schema_deeper_than_the_surface_walk_is_an_explained_reject(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Within the loader's depth limit but beyond the surface walk's: the surfaces cannot be
-    established, so the rules that read them reject (fail closed) and say why."""
-    code, rows, _ = check(capsys, jsonl(tmp_path / "deep.jsonl", deep_episode(90), good()))
+    """Within the loader's depth limit but beyond the surface walk's (a `$ref` chain reaches deeper
+    than the document nests): the surfaces cannot be established, so the rules that read them
+    reject (fail closed) and say which limit stopped the walk."""
+    episode = base_episode()
+    episode["id"] = "deep-refs"
+    defs: dict[str, Any] = {f"D{i}": {"properties": {"x": {"$ref": f"#/$defs/D{i + 1}"}}} for i in range(150)}
+    defs["D150"] = {"type": "string", "default": "leaf"}
+    episode["context"]["tools"].append(
+        {"name": "walk_tree", "description": "Walks a tree.", "input_schema": {"$ref": "#/$defs/D0", "$defs": defs}})
+    code, rows, _ = check(capsys, jsonl(tmp_path / "deep.jsonl", episode, good()))
     assert code == 1 and [r["verdict"] for r in rows] == ["REJECTED", "SCORED"]
     reasons = {r["rule"]: r for r in rows[0]["reasons"]}
     assert "injector_detector_disjoint" in reasons or "canary_not_derivable" in reasons
     for reason in reasons.values():
-        assert reason["kind"] == "evaluation_error" and "nested deeper than" in reason["message"], reason
+        assert reason["kind"] == "insufficient_evidence" and "surfaces" in reason["missing"], reason
+        assert "MAX_DEPTH" in reason["message"], reason
 
 
 def test_a_recursive_ref_schema_is_not_a_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

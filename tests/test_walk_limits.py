@@ -158,8 +158,6 @@ def test_walk_limit_is_an_evaluation_error_naming_limit_and_origin() -> None:
     assert caught.value.code == "L600"
 
 
-@pytest.mark.xfail(strict=True, reason="needs engine.py to add a derived fact's why_unknown note to the "
-                   "insufficient-evidence message (change requested from the engine's owner)")
 def test_the_reject_message_names_the_limit_and_where_it_stopped(rules: Any) -> None:
     ep = with_text_signal(base_episode())
     ep["context"]["tools"].append({"name": "walk_tree", "input_schema": ref_chain(150)})
