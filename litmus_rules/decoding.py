@@ -6,8 +6,8 @@ Every function here maps text to text (or to the decoded spans of it), with boun
 function                  name in traces                    idempotent
 ========================  ================================  ============
 json_unescape             json unescaped                    no ("\\\\u0041" -> "\\u0041" -> "A")
-html_unescape             html unescaped                    yes for < 8 layers of escaping
-percent_decode            percent-decoded                   yes for < 16 layers of encoding
+html_unescape             html unescaped                    yes (up to 8 layers, see below)
+percent_decode            percent-decoded                   yes (up to 16 layers, see below)
 canonical_path            path canonicalised                yes
 base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
 ========================  ================================  ============
@@ -15,6 +15,12 @@ base64_spans / hex_spans  base64 / hex                      n/a (extract decoded
 `encoded_runs(text)` is what `normalize.forms` decodes base64 and hex from: the base64-alphabet
 runs of the text, or none when a linear-time scan proves that no run can decode (the common case
 for prose and identifiers, see `_ENCODED_RUN_HINT`).
+
+Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point;
+a text with more raises `LimitUnknown` (its decoded form is unknown, and the rules reject with an
+explained reason), never a partly decoded text. Everything else is complete: base64 / hex spans
+are all decoded (at most 3/4 of the input), and WHOLE_TEXT_MAX / ASCII_RUN_MAX only choose the
+engine of path canonicalisation (same result).
 """
 
 from __future__ import annotations

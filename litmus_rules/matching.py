@@ -22,29 +22,29 @@ an explained reject.
 
 from __future__ import annotations
 
-import collections
 import functools
-import itertools
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import attrs
 
 from litmus_rules.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
+from litmus_rules.formcache import (  # noqa: F401 - re-exported: part of this module's API
+    Forms,
+    StreamedForms,
+    answer,
+    text_forms,
+)
 from litmus_rules.joined import EVERY_TEXT, KEY_FORM, Probe, first_match
 from litmus_rules.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
     Form,
     Undecodable,
-    derivations,
     distinct_forms,
     encoded_forms,
-    forms_budget,
-    forms_within,
     full_normalise,
 )
 from litmus_rules.regexes import (  # noqa: F401 - re-exported: part of this module's API
@@ -90,132 +90,7 @@ def _name(form: str, label: str) -> str:
     return label if form == "raw" else f"{form} > {label}"
 
 
-# --- caches ------------------------------------------------------------------------------------
-
-
-class StreamedForms:
-    """The forms of a text too large to keep them all (`normalize.forms_budget`): each
-    iteration derives them again, one at a time (`normalize.derivations`), so a search holds a
-    few at a time. Complete: the same texts as `forms`, possibly repeated, one view each.
-    The first iteration goes on from where `forms_within` stopped (`started`)."""
-
-    __slots__ = ("_lock", "started", "text")
-
-    def __init__(self, text: str, started: tuple[list[Any], Iterator[Any]] | None = None) -> None:
-        self.text = text
-        self.started = started
-        self._lock = threading.Lock()
-
-    def __iter__(self) -> Iterator[Form | Undecodable]:
-        with self._lock:
-            started, self.started = self.started, None
-        items: Iterable[Any] = (itertools.chain(started[0], started[1]) if started is not None
-                                else derivations(self.text))
-        del started
-        for item in items:
-            if item.__class__ is Undecodable:
-                yield item  # type: ignore[misc]
-            else:
-                name, derived, key = item  # type: ignore[misc]
-                yield Form(derived, ((name, key),))
-
-
-Forms = tuple[Form | Undecodable, ...] | StreamedForms
-
-
-class _FormsCache:
-    """LRU of text -> forms, bounded by entries and by total characters held. A cache: an evicted
-    entry is derived again when asked for, so its bounds cost time, never completeness."""
-
-    MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
-    MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
-    MAX_TEXT = 4 << 20  # larger texts are not kept with the others (they would evict everything)...
-
-    def __init__(self) -> None:
-        self._data: collections.OrderedDict[str, tuple[Forms, int]] = collections.OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-        # ... but the last one is kept on its own: an episode asks for its forms once per rule
-        self._large: tuple[str, Forms] | None = None
-
-    @staticmethod
-    def _derive(text: str) -> Forms:
-        kept = forms_within(text, forms_budget(text))
-        if len(kept) == 2 and isinstance(kept[0], list):
-            return StreamedForms(text, kept)  # type: ignore[arg-type]
-        return kept  # type: ignore[return-value]
-
-    def get(self, text: str) -> Forms:
-        if len(text) > self.MAX_TEXT:
-            large = self._large
-            if large is not None and large[0] == text:
-                return large[1]
-            result = self._derive(text)
-            self._large = (text, result)
-            return result
-        with self._lock:
-            hit = self._data.get(text)
-            if hit is not None:
-                self._data.move_to_end(text)
-                return hit[0]
-        result = self._derive(text)
-        size = len(text) if isinstance(result, StreamedForms) else sum(
-            len(f.text) for f in result if isinstance(f, Form))
-        with self._lock:
-            if text not in self._data:
-                self._data[text] = (result, size)
-                self._chars += size
-                while len(self._data) > self.MAX_ENTRIES or self._chars > self.MAX_CHARS:
-                    _, (_, dropped) = self._data.popitem(last=False)
-                    self._chars -= dropped
-        return result
-
-
-_forms_cache = _FormsCache()
-
-
-def text_forms(text: str) -> Forms:
-    """The (cached) derived forms of `text`: every form, as a tuple, or streamed when they
-    would take more than `normalize.forms_budget(text)` characters."""
-    return _forms_cache.get(text)
-
-
-class _StreamedResults:
-    """The last few answers about texts whose forms are streamed (each answer derives every
-    form again; a rule's trace and message ask the same question again). A cache: bounded by
-    entries, a miss recomputes."""
-
-    MAX_ENTRIES = 32
-
-    def __init__(self) -> None:
-        self._data: collections.OrderedDict[tuple[Any, str], Any] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any, text: str, compute: Callable[[], Witness | None]) -> Witness | None:
-        with self._lock:
-            hit = self._data.get((key, text), _NONE)
-        if hit is _NONE:
-            try:
-                hit = compute()
-            except LimitUnknown as exc:  # deterministic: remembered like an answer
-                hit = exc
-            with self._lock:
-                self._data[(key, text)] = hit
-                while len(self._data) > self.MAX_ENTRIES:
-                    self._data.popitem(last=False)
-        if isinstance(hit, LimitUnknown):
-            raise hit
-        return hit  # type: ignore[no-any-return]
-
-
-_NONE: Any = object()
-_streamed_results = _StreamedResults()
-
-
-def _answer(key: Any, text: str, derived: Forms, compute: Callable[[Forms], Witness | None]) -> Witness | None:
-    if isinstance(derived, StreamedForms):
-        return _streamed_results.get(key, text, lambda: compute(derived))
-    return compute(derived)
+# --- searching forms ---------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=512)  # tokens are mostly per-episode canaries: a small cache suffices
@@ -299,7 +174,7 @@ def leaks(token: str, text: str) -> Witness | None:
 
 
 def _leak_in(token: str, text: str) -> Witness | None:
-    return _answer(("leak", token), text, text_forms(text),
+    return answer(("leak", token), text, text_forms(text),
                    lambda derived: _find(token, derived, casefold_ok=True))
 
 
@@ -433,7 +308,7 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
 
 
 def _collision(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str) -> Witness | None:
-    return _answer(("collision", kind, value, flags, min_len), text, text_forms(text),
+    return answer(("collision", kind, value, flags, min_len), text, text_forms(text),
                    lambda derived: _collision_in(kind, value, flags, min_len, text, derived))
 
 

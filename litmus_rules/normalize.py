@@ -33,7 +33,7 @@ must be applied to a token (or signal value) so that both sides are normalised t
 
 Bounds: the forms of a text are complete, in linear time and memory: `derivations(text)` derives
 them one at a time (a search keeps a few alive, however many there are); `forms(text)` groups them
-(matching.py caches them while they add up to less than 8x the input + 1 MiB, `FORMS_BUDGET_*`,
+(formcache.py caches them while they add up to at most 8x the input + 1 MiB, `FORMS_BUDGET_*`,
 and streams `derivations` past that). Layered HTML / percent escapes past HTML_MAX_LAYERS /
 PERCENT_MAX_LAYERS are not decoded: that form is `Undecodable` and a search that finds nothing
 else is unknown (decoding.LimitUnknown), never false.

@@ -17,7 +17,7 @@ import pytest
 from _helpers import base_episode
 
 import litmus_rules
-from litmus_rules import decoding, joined, matching, normalize
+from litmus_rules import decoding, formcache, joined, matching, normalize
 
 RULES = litmus_rules.load_rules()
 CANARY = "lc-0f1e2d3c4b5a"
@@ -25,8 +25,8 @@ CANARY = "lc-0f1e2d3c4b5a"
 
 @pytest.fixture(autouse=True)
 def fresh_caches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(matching, "_forms_cache", matching._FormsCache())
-    monkeypatch.setattr(matching, "_streamed_results", matching._StreamedResults())
+    monkeypatch.setattr(formcache, "_forms_cache", formcache._FormsCache())
+    monkeypatch.setattr(formcache, "_streamed_results", formcache._StreamedResults())
     monkeypatch.setattr(joined, "_haystacks", joined._HaystackCache())
     yield
 
@@ -121,9 +121,9 @@ def test_forms_budget_is_not_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(normalize, "FORMS_BUDGET_FACTOR", 0)
     for extra, streamed in ((total, False), (total - 1, True)):
         monkeypatch.setattr(normalize, "FORMS_BUDGET_EXTRA", extra)
-        monkeypatch.setattr(matching, "_forms_cache", matching._FormsCache())
+        monkeypatch.setattr(formcache, "_forms_cache", formcache._FormsCache())
         monkeypatch.setattr(joined, "_haystacks", joined._HaystackCache())
-        assert isinstance(matching.text_forms(text), matching.StreamedForms) is streamed
+        assert isinstance(formcache.text_forms(text), formcache.StreamedForms) is streamed
         reason = _canary_reason(_verdict(text))
         assert reason is not None and reason.kind == "violation", (extra, reason)
 
@@ -132,7 +132,7 @@ def test_streamed_forms_are_the_kept_forms() -> None:
     """Streaming derives the same texts under the same views as the kept forms, in order."""
     text = _tricky(_html_layers(CANARY, 2) + " " + base64.b64encode(CANARY.upper().encode()).decode())
     kept = [(f.text, view) for f in normalize.forms(text) if isinstance(f, normalize.Form) for view in f.views]
-    streamed = [(f.text, f.views[0]) for f in matching.StreamedForms(text)]
+    streamed = [(f.text, f.views[0]) for f in formcache.StreamedForms(text)]
     assert sorted(kept, key=str) == sorted(streamed, key=str)
     first_seen = list(dict.fromkeys(t for t, _ in streamed))
     assert first_seen == [t for t, _ in dict.fromkeys((t, None) for t, _ in kept)]
