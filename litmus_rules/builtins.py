@@ -416,11 +416,15 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6) -> Any:
     cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
 )
 def _fillable_call(signal: Any, tools: Any) -> Any:
+    from litmus_rules.decoding import LimitUnknown
     from litmus_rules.signals import fillable_call
 
     _need(signal, dict, "a signal object", "fillable_call")
     _need(tools, list, "a list of tools", "fillable_call")
-    return _found(fillable_call(signal, tools))
+    try:
+        return _found(fillable_call(signal, tools))
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`fillable_call`: {exc}") from None
 
 
 @builtin(
@@ -431,11 +435,15 @@ def _fillable_call(signal: Any, tools: Any) -> Any:
     "(paths compared canonically)?",
 )
 def _call_matches(signal: Any, record: Any) -> bool:
+    from litmus_rules.decoding import LimitUnknown
     from litmus_rules.records import call_matches
 
     _need(signal, dict, "a signal object", "call_matches")
     _need(record, dict, "a dispatch record", "call_matches")
-    return call_matches(signal, record)
+    try:
+        return call_matches(signal, record)
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`call_matches`: {exc}") from None
 
 
 @builtin(

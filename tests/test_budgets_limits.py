@@ -166,3 +166,15 @@ def test_find_bytes_threshold_changes_no_result(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setattr(joined, "FIND_BYTES", limit)
         monkeypatch.setattr(joined, "_haystacks", joined._HaystackCache())
         assert matching.first_leak(CANARY, texts) == expected
+
+
+def test_fillable_call_past_the_percent_limit_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema default whose percent-decoded value decides a tool_call collision: at the limit
+    the collision is found, past it the rule is unknown (named), never passed."""
+    monkeypatch.setattr(decoding, "PERCENT_MAX_LAYERS", 3)
+    for layers, kind in ((3, "violation"), (4, "evaluation_error")):
+        episode = base_episode()
+        episode["context"]["tools"][0]["input_schema"]["properties"]["iban"]["default"] = _percent_layers("XX99", layers)
+        reason = next((r for r in RULES.evaluate(episode).reasons if r.rule == "tool_call_argument_fillable"), None)
+        assert reason is not None and reason.kind == kind, (layers, reason)
+        assert kind == "violation" or "PERCENT_MAX_LAYERS" in reason.message
