@@ -7,6 +7,7 @@ the wrong shape; the evaluator turns that into a fail-closed reject.
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, Callable, Mapping, Sequence
 
 import attrs
@@ -223,11 +224,15 @@ def _transcript_text(transcript: Any) -> str:
     cost=lambda args: 4 * text_cost(args),
 )
 def _leaks(token: Any, text: Any) -> Any:
+    from litmus_rules.decoding import LimitUnknown, size_text
     from litmus_rules.matching import leaks
 
     _need(token, str, "a string", "leaks")
     _need(text, str, "a string", "leaks")
-    return _found(leaks(token, text))
+    try:
+        return _found(leaks(token, text))
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`leaks`: the text ({size_text(len(text))}): {exc}") from None
 
 
 @builtin(
@@ -239,6 +244,7 @@ def _leaks(token: Any, text: Any) -> Any:
     cost=lambda args: 4 * text_cost(args),
 )
 def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
+    from litmus_rules.decoding import LimitUnknown, size_text
     from litmus_rules.matching import RegexUnknown, collides
 
     _need(signal, dict, "a signal object", "collides")
@@ -247,6 +253,8 @@ def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
         return _found(collides(signal, text, int(min_len)))
     except RegexUnknown as exc:
         raise EvalFailure(str(exc)) from None
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`collides`: the text ({size_text(len(text))}): {exc}") from None
 
 
 SURFACES = t.list_of(t.obj({"text": t.STR, "origin": t.STR}, closed=False))
@@ -257,12 +265,19 @@ SURFACE_WITNESS = t.union(
 
 @attrs.frozen
 class _SurfaceTexts:
-    """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order."""
+    """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order.
 
-    texts: tuple[str, ...]
+    Per element, `any t in surfaces: leaks(token, t.text)` (or `collides`) is: an error where `t`
+    is neither an object nor null (`t.text` fails); unknown where `t` is null or has no `text`,
+    or where another argument is unknown; an error where `text` is not a string (the built-in's
+    argument check); else the search. The loop stops at the first true or the first error."""
+
+    texts: tuple[str, ...]  # the string texts before `hard`
     owners: tuple[int, ...]  # index in the list of each text's surface
-    unknown: bool  # a surface without `text` (the loop's body would be unknown there)
-    failure: str | None  # what the first malformed element is (the loop fails there)
+    unknown: tuple[int, ...]  # elements before `hard` whose text is unknown (null element, no `text`)
+    soft: tuple[int, str] | None  # the first element before `hard` whose `text` is not a string
+    hard: tuple[int, str] | None  # the first element that is neither an object nor null
+    count: int  # elements before `hard`
     cost: int
 
 
@@ -279,43 +294,72 @@ def _surface_texts(surfaces: Any) -> _SurfaceTexts:
             return known
     texts: list[str] = []
     owners: list[int] = []
-    unknown = False
-    failure = None
+    unknown: list[int] = []
+    soft = hard = None
+    count = 0
     for i, s in enumerate(surfaces if isinstance(surfaces, list) else ()):
-        text = s.get("text", UNKNOWN) if isinstance(s, dict) else None
-        if isinstance(text, str):
-            texts.append(text)
-            owners.append(i)
-        elif text is UNKNOWN:
-            unknown = True
-        else:
-            failure = type_name(s) if not isinstance(s, dict) else f"a `text` that is {type_name(text)}"
+        if s is None:
+            unknown.append(i)
+        elif not isinstance(s, dict):
+            hard = (i, f"surface {i} is {_a(type_name(s))}, not an object with a `text`")
             break
+        else:
+            text = s.get("text", UNKNOWN)
+            if isinstance(text, str):
+                texts.append(text)
+                owners.append(i)
+            elif text is UNKNOWN:
+                unknown.append(i)
+            elif soft is None:
+                soft = (i, f"the `text` of surface {i} is {type_name(text)}, not a string")
+        count = i + 1
     # what one call of `collides` or `leaks` per text charges (less the token's length)
     cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
-    found = _SurfaceTexts(tuple(texts), tuple(owners), unknown, failure, max(cost, 1))
+    found = _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
     if isinstance(surfaces, list):
         ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
         _recent_texts = ((surfaces, len(surfaces), *ends, found), *_recent_texts[:3])
     return found
 
 
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
 def _first_surface(fn: str, surfaces: Any, known: bool, search: Callable[[tuple[str, ...]], Any]) -> Any:
     """A witness for the first surface `search` finds (with its `origin`), decided as
-    `any t in surfaces: <per-text built-in>(..., t.text)` would be: true at the first hit; else an
-    error at the first malformed surface; else unknown if a surface had no text or if another
-    argument is unknown (`known` false: `search` is not run) and there was a text; else false."""
-    if surfaces is UNKNOWN:
+    `any t in surfaces: <per-text built-in>(..., t.text)` would be (see _SurfaceTexts): true at
+    the first hit, unless an error comes first; else unknown if an element was unknown; else false.
+    `known`: every other argument is known (else `search` is not run, as the per-text built-in
+    is not called). Null surfaces are unknown, as the loop over them is."""
+    from litmus_rules.decoding import LimitUnknown, size_text
+
+    if surfaces is UNKNOWN or surfaces is None:
         return UNKNOWN
     _need(surfaces, list, "a list of surfaces", fn)
     st = _surface_texts(surfaces)
-    found = search(st.texts) if st.texts and known else None
+    if not known:
+        if st.hard is not None:
+            raise EvalFailure(f"`{fn}`: {st.hard[1]}")
+        return UNKNOWN if st.count else False
+    stop = st.soft if st.soft is not None else st.hard
+    texts = st.texts
+    if st.soft is not None:  # only the texts before the element the loop fails at
+        texts = texts[: bisect.bisect_left(st.owners, st.soft[0])]
+    try:
+        found = search(texts) if texts else None
+    except LimitUnknown as exc:  # a form of one text could not be derived: unknown, not false
+        index = getattr(exc, "index", None)
+        origin = surfaces[st.owners[index]].get("origin") if index is not None else None
+        where = origin if isinstance(origin, str) else "the text of a surface"
+        size = f" ({size_text(len(texts[index]))})" if index is not None else ""
+        raise EvalFailure(f"`{fn}`: {where}{size}: {exc}") from None
     if found is not None:
         index, witness = found
         return _found({**witness.to_fact(), "origin": surfaces[st.owners[index]].get("origin")})
-    if st.failure is not None:
-        raise EvalFailure(f"`{fn}` expects surfaces (objects with a text), got {st.failure}")
-    return UNKNOWN if st.unknown or (st.texts and not known) else False
+    if stop is not None:
+        raise EvalFailure(f"`{fn}` expects surfaces (objects with a string `text`): {stop[1]}")
+    return UNKNOWN if st.unknown else False
 
 
 @builtin(
@@ -372,11 +416,15 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6) -> Any:
     cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
 )
 def _fillable_call(signal: Any, tools: Any) -> Any:
+    from litmus_rules.decoding import LimitUnknown
     from litmus_rules.signals import fillable_call
 
     _need(signal, dict, "a signal object", "fillable_call")
     _need(tools, list, "a list of tools", "fillable_call")
-    return _found(fillable_call(signal, tools))
+    try:
+        return _found(fillable_call(signal, tools))
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`fillable_call`: {exc}") from None
 
 
 @builtin(
@@ -387,11 +435,15 @@ def _fillable_call(signal: Any, tools: Any) -> Any:
     "(paths compared canonically)?",
 )
 def _call_matches(signal: Any, record: Any) -> bool:
+    from litmus_rules.decoding import LimitUnknown
     from litmus_rules.records import call_matches
 
     _need(signal, dict, "a signal object", "call_matches")
     _need(record, dict, "a dispatch record", "call_matches")
-    return call_matches(signal, record)
+    try:
+        return call_matches(signal, record)
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`call_matches`: {exc}") from None
 
 
 @builtin(

@@ -6,8 +6,8 @@ Every function here maps text to text (or to the decoded spans of it), with boun
 function                  name in traces                    idempotent
 ========================  ================================  ============
 json_unescape             json unescaped                    no ("\\\\u0041" -> "\\u0041" -> "A")
-html_unescape             html unescaped                    yes for < 8 layers of escaping
-percent_decode            percent-decoded                   yes for < 16 layers of encoding
+html_unescape             html unescaped                    yes (up to 8 layers, see below)
+percent_decode            percent-decoded                   yes (up to 16 layers, see below)
 canonical_path            path canonicalised                yes
 base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
 ========================  ================================  ============
@@ -15,6 +15,12 @@ base64_spans / hex_spans  base64 / hex                      n/a (extract decoded
 `encoded_runs(text)` is what `normalize.forms` decodes base64 and hex from: the base64-alphabet
 runs of the text, or none when a linear-time scan proves that no run can decode (the common case
 for prose and identifiers, see `_ENCODED_RUN_HINT`).
+
+Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point;
+a text with more raises `LimitUnknown` (its decoded form is unknown, and the rules reject with an
+explained reason), never a partly decoded text. Everything else is complete: base64 / hex spans
+are all decoded (at most 3/4 of the input), and WHOLE_TEXT_MAX / ASCII_RUN_MAX only choose the
+engine of path canonicalisation (same result).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import re2
+
+from litmus_rules.errors import EvaluationError
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
@@ -71,36 +79,59 @@ def json_unescape(text: str) -> str:
     return _JSON_ESCAPE_RE.sub(_json_escape, text)
 
 
+class LimitUnknown(EvaluationError):
+    """A derived form of a text could not be computed within a limit: a search that finds nothing
+    in the other forms is unknown, never false (the rules reject with an explained reason)."""
+
+
+def size_text(n: int) -> str:
+    """A text length for messages: "812 characters", "1.2 M characters"."""
+    if n < 10_000:
+        return f"{n} characters"
+    if n < 1_000_000:
+        return f"{n / 1000:.0f} K characters"
+    return f"{n / 1_000_000:.1f} M characters"
+
+
+# Layers of escaping decoded to a fixed point. Each pass reads the whole text and may remove as
+# little as one character, so decoding every layer of a text could cost quadratic time: past
+# these many layers the decoded form is unknown (`LimitUnknown`), not the partly decoded text.
 HTML_MAX_LAYERS = 8
 PERCENT_MAX_LAYERS = 16
 
 
-def html_unescape(text: str) -> str:
-    """html.unescape to a fixed point (double-escaped "&amp;#65;" -> "A"), at most 8 passes."""
-    for _ in range(HTML_MAX_LAYERS):
-        if "&" not in text:
-            break
-        decoded = html.unescape(text)
+def _fixed_point(text: str, marker: str, decode: Any, limit: int, what: str, name: str) -> str:
+    for _ in range(limit):
+        if marker not in text:
+            return text
+        decoded = decode(text)
         if decoded == text:
-            break
+            return text
         text = decoded
+    if marker in text and decode(text) != text:
+        raise LimitUnknown(f"{what} nested more than {limit} layers deep (limit decoding.{name})")
     return text
+
+
+def html_unescape(text: str) -> str:
+    """html.unescape to a fixed point (double-escaped "&amp;#65;" -> "A").
+
+    Raises LimitUnknown when more than HTML_MAX_LAYERS passes would still change the text."""
+    return _fixed_point(text, "&", html.unescape, HTML_MAX_LAYERS, "HTML escaping", "HTML_MAX_LAYERS")
+
+
+def _unquote(text: str) -> str:
+    return urllib.parse.unquote(text, errors="replace")
 
 
 def percent_decode(text: str) -> str:
-    """URL percent-decoding to a fixed point ("%2541" -> "%41" -> "A"), at most 16 passes.
+    """URL percent-decoding to a fixed point ("%2541" -> "%41" -> "A").
 
     Invalid UTF-8 byte sequences decode to U+FFFD; "+" is left alone (it is not a space outside
-    form bodies, and guessing would hide real plus signs).
+    form bodies, and guessing would hide real plus signs). Raises LimitUnknown when more than
+    PERCENT_MAX_LAYERS passes would still change the text.
     """
-    for _ in range(PERCENT_MAX_LAYERS):
-        if "%" not in text:
-            break
-        decoded = urllib.parse.unquote(text, errors="replace")
-        if decoded == text:
-            break
-        text = decoded
-    return text
+    return _fixed_point(text, "%", _unquote, PERCENT_MAX_LAYERS, "percent-encoding", "PERCENT_MAX_LAYERS")
 
 
 # --- base64 / hex spans ---------------------------------------------------------------------
@@ -110,7 +141,10 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
 _URL_TO_STD = str.maketrans("-_", "+/")
 _NONPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
-MAX_DECODED_CHARS = 1 << 22  # per call; base64_spans/hex_spans stop decoding past this
+# Not a limit: the decoded spans of a text are at most 3/4 of its length (each run is decoded
+# once, at one alignment), so `normalize.forms` decodes every span. Kept as a name for callers
+# that pass an explicit bound; `max_chars=None` is unbounded.
+MAX_DECODED_CHARS = 1 << 22
 
 
 def _printable(raw: bytes) -> str | None:
@@ -151,7 +185,7 @@ def _decode_b64_run(run: str) -> str | None:
     return None
 
 
-def base64_spans(text: str, max_chars: int = MAX_DECODED_CHARS) -> list[str]:
+def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
     """Decode every plausible base64 / base64url run (>= 8 chars) of `text`.
 
     A run may start mid-group when the blob is glued to other word characters, so each of the 4
@@ -159,14 +193,15 @@ def base64_spans(text: str, max_chars: int = MAX_DECODED_CHARS) -> list[str]:
     byte position inside a longer encoded blob is therefore found (the blob decodes whole).
     Runs wrapped over several lines (MIME/PEM) are joined first; when the joined run does not
     decode, each line is tried on its own (one value per line).
-    Decoding stops after `max_chars` decoded characters in total.
+    Decoding stops after `max_chars` decoded characters in total (None: every run is decoded).
     """
     return _base64_runs(_B64_RUN.findall(text), max_chars)
 
 
-def _base64_runs(runs: list[str], max_chars: int) -> list[str]:
+def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     out: list[str] = []
-    budget = max_chars
+    budget = max_chars if max_chars is not None else -1
+    bounded = max_chars is not None
     for run in runs:
         if "\n" in run:
             lines = run.split()
@@ -183,21 +218,23 @@ def _base64_runs(runs: list[str], max_chars: int) -> list[str]:
             if decoded is not None:
                 out.append(decoded)
                 budget -= len(decoded)
-        if budget <= 0:
+        if bounded and budget <= 0:
             break
     return out
 
 
-def hex_spans(text: str, max_chars: int = MAX_DECODED_CHARS) -> list[str]:
+def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
     """Decode every plausible hex run (>= 8 hex digits) at both nibble alignments; keep the
-    first alignment that is mostly printable UTF-8. Bounded by `max_chars` decoded characters."""
+    first alignment that is mostly printable UTF-8. Stops after `max_chars` decoded characters
+    (None: every run)."""
     return _hex_runs(_B64_RUN.findall(text), max_chars)
 
 
-def _hex_runs(runs: list[str], max_chars: int) -> list[str]:
+def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
     out: list[str] = []
-    budget = max_chars
+    budget = max_chars if max_chars is not None else -1
+    bounded = max_chars is not None
     hex_runs = [h for run in runs if len(run) >= 8 for h in _HEX_RUN.findall(run)]
     for run in hex_runs:
         for align in (0, 1):
@@ -208,7 +245,7 @@ def _hex_runs(runs: list[str], max_chars: int) -> list[str]:
                 out.append(decoded)
                 budget -= len(decoded)
                 break
-        if budget <= 0:
+        if bounded and budget <= 0:
             break
     return out
 

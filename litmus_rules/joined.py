@@ -49,7 +49,7 @@ import re2
 from litmus_rules.decoding import (
     _B64_RUN,
     _ENCODED_RUN_HINT,
-    MAX_DECODED_CHARS,
+    LimitUnknown,
     _base64_runs,
     _hex_runs,
     html_unescape,
@@ -96,6 +96,8 @@ _PROBE_OPTIONS.max_mem = 64 << 20  # alternations of many literals
 # Literals are found with one bytes.find each (2-7 GB/s) while that reads less than this many
 # bytes; past it, with one compiled RE2 alternation (~0.3 ms to compile a dozen encoded tokens,
 # then ~1 GB/s whatever their number). Probes are per signal, and canaries change per episode.
+# Not a limit: either way finds every literal (an alternation RE2 cannot compile within max_mem
+# falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _RUN8 = re2.compile(r"[A-Za-z0-9+/_-]{8}", _PROBE_OPTIONS)
@@ -217,10 +219,13 @@ class Haystack:
             # forms() decodes the raw text and, when it differs, its cleaned text
             def differs(i: int) -> bool:
                 text = texts[i]
-                if decode(text) != text:
+                try:
+                    if decode(text) != text:
+                        return True
+                    cleaned = clean(text)
+                    return cleaned != text and decode(cleaned) != cleaned
+                except LimitUnknown:  # its decoded form is unknown: the exact test says so
                     return True
-                cleaned = clean(text)
-                return cleaned != text and decode(cleaned) != cleaned
             return differs
 
         def path_differs(i: int) -> bool:
@@ -261,7 +266,7 @@ class Haystack:
                     if _RUN8.search(source.data, source.starts[i], end) is None:
                         continue
                 runs = _B64_RUN.findall(derive(texts[i]))
-                if _base64_runs(runs, MAX_DECODED_CHARS) or _hex_runs(runs, MAX_DECODED_CHARS):
+                if _base64_runs(runs, 1) or _hex_runs(runs, 1):  # one decoded span is enough
                     exact.add(i)
         self.exact = sorted(exact)
 
@@ -393,24 +398,33 @@ class Haystack:
                 candidate = exact[e]
             if candidate >= n:
                 return None
-            found = test(texts[candidate])
+            found = _test(test, texts, candidate)
             if found is not None:
                 return candidate, found
             k = candidate + 1
         return None
 
 
+def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
+    try:
+        return test(texts[i])
+    except LimitUnknown as exc:
+        exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
+        raise
+
+
 def _one_by_one(texts: Sequence[str], indices: Iterable[int],
                 test: Callable[[str], W | None]) -> tuple[int, W] | None:
     for i in indices:
-        found = test(texts[i])
+        found = _test(test, texts, i)
         if found is not None:
             return i, found
     return None
 
 
 class _HaystackCache:
-    """LRU of texts -> Haystack, bounded by entries and by the bytes held."""
+    """LRU of texts -> Haystack, bounded by entries and by the bytes held. A cache: an evicted
+    haystack is built again when asked for."""
 
     MAX_ENTRIES = 16
     MAX_BYTES = 16 << 20  # bounded so a long batch's memory stays flat

@@ -13,29 +13,38 @@
   `RegexUnknown`, which the rules treat as unknown (fail closed).
 
 Texts are searched through `normalize.forms`; the forms of a text are cached (texts are reused
-across many tokens and signals), as are the needles derived from a token.
+across many tokens and signals), as are the needles derived from a token. The forms of a text
+too large to keep them are derived again, one at a time, for each search (`StreamedForms`):
+complete either way. A form that cannot be derived within a limit (decoding.LimitUnknown) makes
+a search that finds nothing else unknown: it raises LimitUnknown, which the built-ins turn into
+an explained reject.
 """
 
 from __future__ import annotations
 
-import collections
 import functools
 import re
-import threading
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 import attrs
 
+from litmus_rules.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
+from litmus_rules.formcache import (  # noqa: F401 - re-exported: part of this module's API
+    Forms,
+    StreamedForms,
+    answer,
+    text_forms,
+)
 from litmus_rules.joined import EVERY_TEXT, KEY_FORM, Probe, first_match
 from litmus_rules.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
     Form,
+    Undecodable,
     distinct_forms,
     encoded_forms,
-    forms,
     full_normalise,
 )
 from litmus_rules.regexes import (  # noqa: F401 - re-exported: part of this module's API
@@ -81,54 +90,7 @@ def _name(form: str, label: str) -> str:
     return label if form == "raw" else f"{form} > {label}"
 
 
-# --- caches ------------------------------------------------------------------------------------
-
-
-class _FormsCache:
-    """LRU of text -> forms, bounded by entries and by total characters held."""
-
-    MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
-    MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
-    MAX_TEXT = 4 << 20  # larger texts are not kept with the others (they would evict everything)...
-
-    def __init__(self) -> None:
-        self._data: collections.OrderedDict[str, tuple[tuple[Form, ...], int]] = collections.OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-        # ... but the last one is kept on its own: an episode asks for its forms once per rule
-        self._large: tuple[str, tuple[Form, ...]] | None = None
-
-    def get(self, text: str) -> tuple[Form, ...]:
-        if len(text) > self.MAX_TEXT:
-            large = self._large
-            if large is not None and large[0] == text:
-                return large[1]
-            result = forms(text)
-            self._large = (text, result)
-            return result
-        with self._lock:
-            hit = self._data.get(text)
-            if hit is not None:
-                self._data.move_to_end(text)
-                return hit[0]
-        result = forms(text)
-        size = sum(len(f.text) for f in result)
-        with self._lock:
-            if text not in self._data:
-                self._data[text] = (result, size)
-                self._chars += size
-                while len(self._data) > self.MAX_ENTRIES or self._chars > self.MAX_CHARS:
-                    _, (_, dropped) = self._data.popitem(last=False)
-                    self._chars -= dropped
-        return result
-
-
-_forms_cache = _FormsCache()
-
-
-def text_forms(text: str) -> tuple[Form, ...]:
-    """The (cached) derived forms of `text`."""
-    return _forms_cache.get(text)
+# --- searching forms ---------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=512)  # tokens are mostly per-episode canaries: a small cache suffices
@@ -164,13 +126,27 @@ def _plan(value: str, views: tuple[tuple[str, str], ...], casefold_ok: bool) -> 
     return tuple(plan)
 
 
-def _find(value: str, derived: Sequence[Form], *, casefold_ok: bool) -> Witness | None:
+def _unknown(undecodable: Undecodable) -> LimitUnknown:
+    return LimitUnknown(f"its {undecodable.name} form is unknown: {undecodable.reason}")
+
+
+def _find(value: str, derived: Iterable[Form | Undecodable], *, casefold_ok: bool,
+          missed: list[Undecodable] | None = None) -> Witness | None:
+    """The first match of `value` in the forms. A form that could not be derived
+    (Undecodable) makes "no match" unknown: LimitUnknown is raised then, or, given a `missed`
+    list, the form is added to it (the caller settles)."""
+    unsettled: list[Undecodable] = [] if missed is None else missed
     for form in derived:
-        haystack = form.text
-        for name, needle in _plan(value, form.views, casefold_ok):
+        if form.__class__ is Undecodable:
+            unsettled.append(form)  # type: ignore[arg-type]
+            continue
+        haystack = form.text  # type: ignore[union-attr]
+        for name, needle in _plan(value, form.views, casefold_ok):  # type: ignore[union-attr]
             i = haystack.find(needle)
             if i >= 0:
                 return Witness(name, i, _clip(haystack[i : i + len(needle)]))
+    if unsettled and missed is None:
+        raise _unknown(unsettled[0])
     return None
 
 
@@ -188,12 +164,18 @@ def leaks(token: str, text: str) -> Witness | None:
     hex, path canonicalisation), and encoded forms of the token are searched in the raw text.
     A token that is empty or only whitespace or invisible characters (after normalisation)
     leaks nowhere: it returns None, since it would be found in almost any text.
+    Raises LimitUnknown when it is not found and a form of the text could not be derived.
     """
     _require_text(token, "leaks()")
     _require_text(text, "leaks()")
     if not token.strip() or not full_normalise(token).strip():
         return None
-    return _find(token, text_forms(text), casefold_ok=True)
+    return _leak_in(token, text)
+
+
+def _leak_in(token: str, text: str) -> Witness | None:
+    return answer(("leak", token), text, text_forms(text),
+                   lambda derived: _find(token, derived, casefold_ok=True))
 
 
 # --- collisions --------------------------------------------------------------------------------
@@ -203,10 +185,23 @@ _WORD_RE = re.compile(r"\w+")
 _PATHISH_RE = re.compile(r"(?:[A-Za-z][\w+.-]*:)?[\w.~$@+=%-]*(?:[\\/]+[\w.~$@+=%-]+)+[\\/]*")
 
 
-@functools.lru_cache(maxsize=256)
+# Texts longer than this are tokenised on each call instead of cached: the cache would keep their
+# (streamed) forms alive. A cache bound: it costs time, never a token.
+TOKENS_CACHE_TEXT = 1 << 16
+
+
 def _tokens(text: str) -> tuple[dict[str, None], str]:
     """The distinct tokens of `text` (path-like ones whole, then words), and the same joined
     by newlines so that "literal inside some token" is one substring search."""
+    return _cached_tokens(text) if len(text) <= TOKENS_CACHE_TEXT else _tokenise(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_tokens(text: str) -> tuple[dict[str, None], str]:
+    return _tokenise(text)
+
+
+def _tokenise(text: str) -> tuple[dict[str, None], str]:
     toks: dict[str, None] = {}
     if "/" in text or "\\" in text:
         toks.update(dict.fromkeys(_PATHISH_RE.findall(text)))
@@ -279,11 +274,13 @@ def _overlap_plan(literals: tuple[str, ...], views: tuple[tuple[str, str], ...],
     return tuple(plan)
 
 
-def _partial_overlap(literals: tuple[str, ...], derived: Sequence[Form], min_len: int,
+def _partial_overlap(literals: tuple[str, ...], derived: Iterable[Form | Undecodable], min_len: int,
                      ignorecase: bool) -> Witness | None:
     for form in derived:
-        for label, lit in _overlap_plan(literals, form.views, ignorecase, min_len):
-            hit = _overlap_in(lit, form.text, min_len)
+        if form.__class__ is Undecodable:
+            continue
+        for label, lit in _overlap_plan(literals, form.views, ignorecase, min_len):  # type: ignore[union-attr]
+            hit = _overlap_in(lit, form.text, min_len)  # type: ignore[union-attr]
             if hit is not None:
                 return Witness(label, hit[1], _clip(hit[0]))
     return None
@@ -300,7 +297,8 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
         signals, in case-preserving forms otherwise. For regexes the literal text is
         `regex_literals(pattern)`.
     An empty substring matches everything and so collides with every text.
-    Raises RegexUnknown for a regex that cannot be evaluated in bounded time.
+    Raises RegexUnknown for a regex that cannot be evaluated in bounded time, LimitUnknown when
+    nothing is found and a form of the text could not be derived.
     """
     kind, value, flags = _text_signal(signal)
     _require_text(text, "collides()")
@@ -310,35 +308,59 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
 
 
 def _collision(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str) -> Witness | None:
+    return answer(("collision", kind, value, flags, min_len), text, text_forms(text),
+                   lambda derived: _collision_in(kind, value, flags, min_len, text, derived))
+
+
+def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str,
+                  derived: Forms) -> Witness | None:
+    """(a) self-application in any form, else (b) the first partial overlap, else None (or
+    LimitUnknown when a form could not be derived). Streamed forms are derived once: (b) is
+    computed along (a), form by form, until (a) succeeds, which gives the same answer."""
     ignorecase = _is_ignorecase(flags)
-    derived = text_forms(text)
-    if kind == "substring":
-        if value == "":
-            return Witness("raw", 0, "")
-        hit = _find(value, derived, casefold_ok=ignorecase)
+    if kind == "substring" and value == "":
+        return Witness("raw", 0, "")
+    one_pass = isinstance(derived, StreamedForms)
+    missed: list[Undecodable] = []
+    overlap: Witness | None = None
+    literals: tuple[str, ...] | None = (value,) if kind == "substring" else None
+    ascii_text = text.isascii()
+    for form in derived:
+        if form.__class__ is Undecodable:
+            missed.append(form)  # type: ignore[arg-type]
+            continue
+        assert isinstance(form, Form)
+        hit = (_find(value, (form,), casefold_ok=ignorecase) if kind == "substring"
+               else _regex_in_form(value, flags, ignorecase, ascii_text, form))
         if hit is not None:
             return hit
-        literals: tuple[str, ...] = (value,)
-    else:
-        ascii_text = text.isascii()
-        for form in derived:
-            name = None
-            for view_name, key in form.views:
-                if key not in CASEFOLDED_KEYS:
-                    name = view_name
-                    break
-                # An ignorecase regex finds the same in a lower-cased ASCII text as in the
-                # original: skip those forms (common, and each search has a fixed cost).
-                if ignorecase and not (ascii_text and key in ("casefold", "normalised")):
-                    name = view_name
-                    break
-            if name is None:
-                continue
-            found = regex_search(value, form.text, flags)
-            if found is not None:
-                return Witness(name, found[0], _clip(found[1]))
-        literals = _regex_literals(value)
-    return _partial_overlap(literals, derived, min_len, ignorecase)
+        if one_pass and overlap is None:
+            if literals is None:
+                literals = _regex_literals(value)
+            overlap = _partial_overlap(literals, (form,), min_len, ignorecase)
+    if not one_pass:
+        overlap = _partial_overlap(literals or _regex_literals(value), derived, min_len, ignorecase)
+    if overlap is None and missed:
+        raise _unknown(missed[0])
+    return overlap
+
+
+def _regex_in_form(value: str, flags: tuple[str, ...], ignorecase: bool, ascii_text: bool,
+                   form: Form) -> Witness | None:
+    name = None
+    for view_name, key in form.views:
+        if key not in CASEFOLDED_KEYS:
+            name = view_name
+            break
+        # An ignorecase regex finds the same in a lower-cased ASCII text as in the
+        # original: skip those forms (common, and each search has a fixed cost).
+        if ignorecase and not (ascii_text and key in ("casefold", "normalised")):
+            name = view_name
+            break
+    if name is None:
+        return None
+    found = regex_search(value, form.text, flags)
+    return Witness(name, found[0], _clip(found[1])) if found is not None else None
 
 
 # --- many texts at once ------------------------------------------------------------------------
@@ -415,8 +437,7 @@ def first_leak(token: str, texts: Sequence[str]) -> tuple[int, Witness] | None:
     _require_text(token, "leaks()")
     if not texts or not token.strip() or not full_normalise(token).strip():
         return None
-    return first_match(texts, lambda: _leak_probe(token),
-                       lambda text: _find(token, text_forms(text), casefold_ok=True), ("leak", token))
+    return first_match(texts, lambda: _leak_probe(token), lambda text: _leak_in(token, text), ("leak", token))
 
 
 def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str],

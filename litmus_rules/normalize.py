@@ -31,8 +31,12 @@ a trace reads e.g. "format characters removed > base64 > confusable skeleton".
 must be applied to a token (or signal value) so that both sides are normalised the same way.
 `variants(text)` is the public, simpler view: distinct (name, text) pairs.
 
-Bounds: decoders cap their iterations and decoded bytes; `forms` caps the total size of derived
-text at 8x the input + 1 MiB (lower-priority forms are dropped past that, see `FORMS_BUDGET_*`).
+Bounds: the forms of a text are complete, in linear time and memory: `derivations(text)` derives
+them one at a time (a search keeps a few alive, however many there are); `forms(text)` groups them
+(formcache.py caches them while they add up to at most 8x the input + 1 MiB, `FORMS_BUDGET_*`,
+and streams `derivations` past that). Layered HTML / percent escapes past HTML_MAX_LAYERS /
+PERCENT_MAX_LAYERS are not decoded: that form is `Undecodable` and a search that finds nothing
+else is unknown (decoding.LimitUnknown), never false.
 Cost: `forms` only looks into base64-alphabet runs when a linear-time RE2 scan finds one that can
 decode (`decoding.candidate_runs`): prose and identifiers skip the 10-30x slower `re` scan.
 """
@@ -44,7 +48,7 @@ import functools
 import re
 import unicodedata
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 import re2
@@ -55,6 +59,7 @@ from litmus_rules.decoding import (  # noqa: F401 - re-exported: the decoders ar
     _PATH_RE,
     HTML_MAX_LAYERS,
     MAX_DECODED_CHARS,
+    LimitUnknown,
     PERCENT_MAX_LAYERS,
     _base64_runs,
     _canonical_token,
@@ -328,6 +333,10 @@ KEYS: dict[str, Callable[[str], str]] = {
 # keys whose forms are case-folded: a case-sensitive signal must not be searched in them
 CASEFOLDED_KEYS = frozenset({"casefold", "normalised", "skeleton-casefold", "path-casefold"})
 
+# Derived forms are kept (and cached, matching.text_forms) while their total size stays within
+# FORMS_BUDGET_FACTOR x the input + FORMS_BUDGET_EXTRA characters. Past it nothing is dropped:
+# the forms are derived again, one at a time, for each search (`derivations`), so memory holds a
+# few forms at a time instead of all of them.
 FORMS_BUDGET_FACTOR = 8
 FORMS_BUDGET_EXTRA = 1 << 20
 
@@ -349,6 +358,15 @@ class Form:
         return self.views[0][0]
 
 
+@attrs.frozen
+class Undecodable:
+    """A form that could not be derived within a limit (`decoding.LimitUnknown`): a search that
+    finds nothing in the other forms of the text is unknown, not false."""
+
+    name: str
+    reason: str
+
+
 # None: decoded from the base64-alphabet runs, found once for both (hex digits are base64 too)
 _DECODERS: tuple[tuple[str, Callable[[str], str] | None], ...] = (
     ("json unescaped", json_unescape),
@@ -358,71 +376,71 @@ _DECODERS: tuple[tuple[str, Callable[[str], str] | None], ...] = (
     ("hex", None),
 )
 
+Derivation = tuple[str, str, str]  # (name, derived text, key)
+
 
 def _decode_runs(name: str, runs: list[str]) -> str:
-    spans = _base64_runs(runs, MAX_DECODED_CHARS) if name == "base64" else _hex_runs(runs, MAX_DECODED_CHARS)
+    spans = _base64_runs(runs) if name == "base64" else _hex_runs(runs)
     return "\n".join(spans)
 
 
-def _add_decoded(add: Callable[[str, str, str], None], name: str, decoded: str) -> None:
+def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation]:
     """A decoded text through the chain of the raw text: raw, normalised, confusable skeletons,
-    path canonicalised (case-preserving and normalised)."""
-    add(name, decoded, "raw")
+    path canonicalised (case-preserving and normalised). Each derived text is released before
+    the next one is made, but those the chain derives from."""
+    yield name, decoded, "raw"
     decoded_normalised = full_normalise(decoded)
-    add(f"{name} > normalised", decoded_normalised, "normalised")
+    yield f"{name} > normalised", decoded_normalised, "normalised"
     skel = skeleton_key(decoded)
-    add(f"{name} > confusable skeleton", skel, "skeleton")
-    add(f"{name} > confusable skeleton > casefold", skel.casefold(), "skeleton-casefold")
-    add(f"{name} > path canonicalised", canonical_path(clean(decoded)), "path")
-    add(f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised), "path-casefold")
+    yield f"{name} > confusable skeleton", skel, "skeleton"
+    yield f"{name} > confusable skeleton > casefold", skel.casefold(), "skeleton-casefold"
+    del skel
+    yield f"{name} > path canonicalised", canonical_path(clean(decoded)), "path"
+    yield f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised), "path-casefold"
 
 
-def forms(text: str) -> tuple[Form, ...]:
-    """Every form of `text` worth searching, most direct first.
+def derivations(text: str) -> Iterator[Derivation | Undecodable]:
+    """Every form of `text` worth searching, one at a time, most direct first: (name, derived
+    text, key), or Undecodable where a decoder hit a limit. The same text may come several times
+    (under different views); `forms` groups them. Empty derived texts (but the raw one) are left out.
 
     Order: raw (always present, even when empty); each single transform; the full chain;
     confusable skeletons; path canonicalisation; then each decoder's output on the raw text, then
     on the cleaned text (format characters removed > tags decoded > NFKC) when it differs, each
-    through the same chain: raw, normalised, confusable skeletons, path-canonicalised. The total size of distinct derived texts is capped at 8x len(text) +
-    1 MiB; forms past the cap are skipped (only reachable with inputs of many MB).
+    through the same chain: raw, normalised, confusable skeletons, path-canonicalised.
+    Streaming: at any time a handful of derived texts are alive (the cleaned text, the current
+    decoded text and the form being searched), whatever the number of forms.
     """
-    views: dict[str, list[tuple[str, str]]] = {text: [("raw", "raw")]}
-    budget = FORMS_BUDGET_FACTOR * len(text) + FORMS_BUDGET_EXTRA
-
-    def add(name: str, derived: str, key: str) -> None:
-        nonlocal budget
-        known = views.get(derived)
-        if known is not None:
-            known.append((name, key))
-        elif derived and len(derived) <= budget:
-            budget -= len(derived)
-            views[derived] = [(name, key)]
-
-    if text.isascii():
+    yield "raw", text, "raw"
+    ascii_text = text.isascii()
+    if ascii_text:
         # the common case: format characters, tags and NFKC cannot change ASCII
-        views[text] += [("format characters removed", "format"), ("unicode tags decoded", "tags"),
-                        ("nfkc", "nfkc")]
+        yield "format characters removed", text, "format"
+        yield "unicode tags decoded", text, "tags"
+        yield "nfkc", text, "nfkc"
         cleaned = unmasked_text = stripped = text
         normalised = text.lower()
-        add("casefold", normalised, "casefold")
+        yield "casefold", normalised, "casefold"
     else:
         stripped = strip_format_chars(text)
-        add("format characters removed", stripped, "format")
-        add("unicode tags decoded", decode_tag_chars(text), "tags")
-        add("nfkc", nfkc(text), "nfkc")
-        add("casefold", casefold(text), "casefold")
+        yield "format characters removed", stripped, "format"
+        yield "unicode tags decoded", decode_tag_chars(text), "tags"
+        yield "nfkc", nfkc(text), "nfkc"
+        yield "casefold", casefold(text), "casefold"
         unmasked_text = decode_tag_chars(stripped)
         cleaned = _clean_stripped(stripped)
         normalised = _full_from_clean(cleaned)
-    add("normalised", normalised, "normalised")
+    yield "normalised", normalised, "normalised"
     skel = skeleton(unmasked_text)
-    add("confusable skeleton", skel, "skeleton")
-    add("confusable skeleton > casefold", skel.casefold(), "skeleton-casefold")
+    yield "confusable skeleton", skel, "skeleton"
+    yield "confusable skeleton > casefold", skel.casefold(), "skeleton-casefold"
+    del skel
     path = canonical_path(cleaned)
-    add("path canonicalised", path, "path")
+    yield "path canonicalised", path, "path"
     # on ASCII, lower-casing commutes with path canonicalisation: skip a second scan
-    add("normalised > path canonicalised", path.lower() if text.isascii() else canonical_path(normalised),
-        "path-casefold")
+    yield ("normalised > path canonicalised", path.lower() if ascii_text else canonical_path(normalised),
+           "path-casefold")
+    del path, normalised
     # The decoders read the raw text and, when it differs, the text with format characters
     # removed, tags decoded and NFKC applied (base64 in fullwidth letters or split by zero-width
     # characters or soft hyphens). Each decoded text goes through the chain of the raw text.
@@ -432,24 +450,72 @@ def forms(text: str) -> tuple[Form, ...]:
                                             ("unicode tags decoded", unmasked_text != stripped),
                                             ("nfkc", cleaned != unmasked_text)) if changed]
         sources.append((" > ".join(steps) or "nfkc", cleaned))
-    seen: set[str] = set()
+    del stripped, unmasked_text, cleaned
     for prefix, source in sources:
         runs = candidate_runs(source)
         for name, decode in _DECODERS:
-            decoded = decode(source) if decode is not None else _decode_runs(name, runs)
-            if not decoded or decoded == source or decoded in seen:
+            label = f"{prefix} > {name}" if prefix else name
+            try:
+                decoded = decode(source) if decode is not None else _decode_runs(name, runs)
+            except LimitUnknown as exc:
+                yield Undecodable(label, str(exc))
                 continue
-            seen.add(decoded)
-            _add_decoded(add, f"{prefix} > {name}" if prefix else name, decoded)
-    return tuple(Form(t, tuple(v)) for t, v in views.items())
+            if not decoded or decoded == source:
+                continue
+            yield from _decoded_chain(label, decoded)
+            del decoded
+
+
+def forms(text: str) -> tuple[Form | Undecodable, ...]:
+    """Every distinct form of `text` (`derivations` grouped by text, in order of first
+    derivation), with the Undecodable markers in their place."""
+    grouped = forms_within(text, None)
+    assert isinstance(grouped, tuple)
+    return grouped
+
+
+def forms_within(text: str, budget: int | None
+                 ) -> tuple[Form | Undecodable, ...] | tuple[list[Derivation | Undecodable], Iterator[Derivation | Undecodable]]:
+    """`forms(text)` if the distinct derived texts add up to at most `budget` characters (None:
+    no bound); else (the derivations read so far, the rest of them): the caller goes on
+    searching them one at a time without deriving anything twice."""
+    views: dict[str, list[tuple[str, str]]] = {}
+    out: list[Any] = []
+    read: list[Derivation | Undecodable] = []
+    left = budget
+    rest = derivations(text)
+    for item in rest:
+        read.append(item)
+        if item.__class__ is Undecodable:
+            out.append(item)
+            continue
+        name, derived, key = item  # type: ignore[misc]
+        known = views.get(derived)
+        if known is not None:
+            known.append((name, key))
+            continue
+        if derived or name == "raw":
+            if left is not None:
+                left -= len(derived)
+                if left < 0:
+                    return read, rest
+            views[derived] = [(name, key)]
+            out.append(derived)
+    return tuple(Form(x, tuple(views[x])) if x.__class__ is str else x for x in out)
+
+
+def forms_budget(text: str) -> int:
+    """The total size of derived text `matching.text_forms` keeps for `text`."""
+    return FORMS_BUDGET_FACTOR * len(text) + FORMS_BUDGET_EXTRA
 
 
 def variants(text: str) -> list[tuple[str, str]]:
     """The distinct (transform name, derived text) forms of `text`, most direct first.
 
-    Identical texts are listed once, under the first name that produced them.
+    Identical texts are listed once, under the first name that produced them. A form that could
+    not be derived within a limit is left out (`forms` lists it as Undecodable).
     """
-    return [(form.name, form.text) for form in forms(text)]
+    return [(form.name, form.text) for form in forms(text) or () if isinstance(form, Form)]
 
 
 # --- token forms ------------------------------------------------------------------------------

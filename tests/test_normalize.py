@@ -204,10 +204,19 @@ def test_variants_names_and_order() -> None:
     assert any("/etc/passwd" in text for _, text in vs)
 
 
-def test_forms_size_is_bounded() -> None:
-    text = base64.b64encode(b"hello world, " * 20000).decode()
-    total = sum(len(f.text) for f in n.forms(text))
-    assert total <= n.FORMS_BUDGET_FACTOR * len(text) + n.FORMS_BUDGET_EXTRA
+def test_forms_kept_in_memory_are_bounded() -> None:
+    """Forms are kept while they fit the budget; past it they are streamed, never dropped."""
+    from litmus_rules.formcache import StreamedForms, text_forms
+
+    small = base64.b64encode(b"hello world, " * 20000).decode()
+    kept = text_forms(small)
+    assert isinstance(kept, tuple)
+    assert sum(len(f.text) for f in kept) <= n.forms_budget(small)
+    tricky = "Mixed CASE а %41 \\u0041 zero\u200bwidth /tmp/./x &#69; " * 3000
+    assert sum(len(f.text) for f in n.forms(tricky)) > n.forms_budget(tricky)
+    streamed = text_forms(tricky)
+    assert isinstance(streamed, StreamedForms)
+    assert {f.text for f in streamed} == {f.text for f in n.forms(tricky)}
 
 
 def test_token_forms_cover_encodings() -> None:
