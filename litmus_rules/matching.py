@@ -52,10 +52,12 @@ from litmus_rules.regexes import (  # noqa: F401 - re-exported: part of this mod
     REGEX_TIMEOUT,
     RegexUnknown,
     _compile,
+    budget_scope,
     _flag_prefix,
     _regex_literals,
     joinable,
     regex_literals,
+    regex_probe,
     regex_search,
 )
 from litmus_rules.signals import (  # noqa: F401 - re-exported: part of this module's API
@@ -405,10 +407,14 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
             literals.setdefault(KEY_FORM[key], set()).update(needle for _, needle in _needles(value, key))
         overlap_literals: tuple[str, ...] = (value,)
     else:
-        engine, compiled = _compile(value, _flag_prefix(value, flags))
-        if engine != "re2" or not joinable(value):
-            return EVERY_TEXT  # the timed engine, or an error raised on the first text
-        patterns = [(form, compiled) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
+        try:
+            # a superset of the pattern's matches, anchors dropped: searchable in joined texts
+            probe = regex_probe(value, flags)
+        except RegexUnknown:
+            return EVERY_TEXT  # the error is raised on the first text, as the loop would
+        if probe is None:
+            return EVERY_TEXT
+        patterns = [(form, probe) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
         overlap_literals = _regex_literals(value)
     for key in _OVERLAP_KEYS[ignorecase]:
         grams = literals.setdefault(KEY_FORM[key], set())
@@ -451,9 +457,10 @@ def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str],
     texts = _require_texts(texts, "collides()")
     if not texts:
         return None
-    kind, value, flags = _text_signal(signal)
-    if kind == "tool_call":
-        return None
-    return first_match(texts, lambda: _collision_probe(kind, value, flags, min_len),
-                       lambda text: _collision(kind, value, flags, min_len, text),
-                       ("collision", kind, value, flags, min_len))
+    with budget_scope():  # one regex's searches over all the texts share its time budget
+        kind, value, flags = _text_signal(signal)
+        if kind == "tool_call":
+            return None
+        return first_match(texts, lambda: _collision_probe(kind, value, flags, min_len),
+                           lambda text: _collision(kind, value, flags, min_len, text),
+                           ("collision", kind, value, flags, min_len))

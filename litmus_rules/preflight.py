@@ -36,7 +36,7 @@ import attrs
 import yaml
 
 from litmus_rules import scoring, stubs
-from litmus_rules.errors import LitmusConfigError
+from litmus_rules.errors import EvaluationError, LitmusConfigError
 from litmus_rules.matching import leaks
 from litmus_rules.records import transcript_text
 from litmus_rules.render import table
@@ -131,8 +131,13 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
     dirty: list[str] = []
     null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
     canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
+    undecided = False  # a leak search past a decoding limit: unknown, as `check` has it
     for token in canaries + _injected_names(instance):
-        witness = leaks(token, null_text)
+        try:
+            witness = leaks(token, null_text)
+        except EvaluationError:
+            undecided = True
+            continue
         if witness is not None:
             dirty.append(f"{token!r} in the null transcript ({witness.transform})")
     usable = "error" not in run and run.get("label", "") is not None and run.get("fired", False) is not None
@@ -141,7 +146,8 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
         dirty.append(f"null control fired: labelled {label!r}")
     elif fired is True:
         dirty.append("null control fired")
-    unknown = not dirty and not (usable and isinstance(label, str) and isinstance(fired, bool) and "transcript" in run)
+    unknown = not dirty and (undecided or not (
+        usable and isinstance(label, str) and isinstance(fired, bool) and "transcript" in run))
     return dirty, unknown
 
 

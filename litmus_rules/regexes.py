@@ -6,10 +6,11 @@ engine-dependent construct (pyregex.py) and run with RE2 (linear time) when it h
 lacks, else with the `regex` module under a timeout. A pattern that cannot be settled raises
 `RegexUnknown`, which the rules treat as unknown (fail closed).
 
-Time is bounded twice: each search by REGEX_TIMEOUT, and all the searches of one signal by
-REGEX_BUDGET (cumulative), within an explicit `regex_budget()` scope (one evaluation) or else
-within one signal's search over many texts (`begin_signal`, called as a signal is read, until
-the function that read it returns).
+Time is bounded twice: each search by REGEX_TIMEOUT, and all the searches of one regex by
+REGEX_BUDGET (cumulative) within a `regex_budget()` scope: one evaluation (RuleSet.evaluate), or
+one search over many texts (matching.first_collision) when no evaluation is under way. Outside
+any scope only the per-search limit holds. `name_signal` gives a scope's account the signal's id,
+for the message.
 
 `regex_probe` gives an RE2 pattern that matches wherever the pattern matches (a superset, for
 searching many texts joined by NUL at once); `regex_literals` lists the literal runs of a
@@ -22,11 +23,9 @@ import contextlib
 import contextvars
 import functools
 import re
-import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from types import FrameType
 from typing import Any
 
 import re2
@@ -207,10 +206,6 @@ class _Ledger:
 
 
 _scope: contextvars.ContextVar[_Ledger | None] = contextvars.ContextVar("regex_scope", default=None)
-_signal: contextvars.ContextVar[tuple[tuple[str, tuple[str, ...]], _Account, FrameType] | None] = (
-    contextvars.ContextVar("regex_signal", default=None))
-
-
 @contextlib.contextmanager
 def regex_budget(seconds: float | None = None) -> Iterator[None]:
     """A scope (one evaluation) in which each regex (pattern, flags) may spend at most `seconds`
@@ -222,40 +217,28 @@ def regex_budget(seconds: float | None = None) -> Iterator[None]:
         _scope.reset(token)
 
 
-def begin_signal(signal_id: Any, pattern: str, flags: Sequence[str], owner: FrameType | None = None) -> None:
-    """A regex signal is about to be searched (in many texts) by the function running in frame
-    `owner` (default: the caller's caller, the function that read the signal). Outside a
-    `regex_budget` scope, its searches share one budget until that function returns; inside one,
-    the scope's account (per evaluation) gets the signal's name."""
-    key = (pattern, tuple(flags))
-    name = None if signal_id is None else str(signal_id)
-    ledger = _scope.get()
-    if ledger is not None:
-        ledger.account(key, name)
+@contextlib.contextmanager
+def budget_scope() -> Iterator[None]:
+    """The scope already under way (an evaluation's), or a new one for the duration."""
+    if _scope.get() is not None:
+        yield
     else:
-        _signal.set((key, _Account(name, REGEX_BUDGET), owner or sys._getframe(2)))
+        with regex_budget():
+            yield
 
 
-def _on_stack(frame: FrameType) -> bool:
-    f: FrameType | None = sys._getframe(2)
-    while f is not None:
-        if f is frame:
-            return True
-        f = f.f_back
-    return False
+def name_signal(signal_id: Any, pattern: str, flags: Sequence[str]) -> None:
+    """Give the current scope's account of this regex the id of the signal it comes from."""
+    ledger = _scope.get()
+    if ledger is not None and signal_id is not None:
+        ledger.account((pattern, tuple(flags)), str(signal_id))
 
 
 def _account_for(pattern: str, flags: Sequence[str]) -> _Account | None:
     ledger = _scope.get()
-    key = (pattern, flags if isinstance(flags, tuple) else tuple(flags))
-    if ledger is not None:
-        return ledger.account(key)
-    current = _signal.get()
-    if current is not None and current[0] == key:
-        if _on_stack(current[2]):
-            return current[1]
-        _signal.set(None)  # that signal's search is over (and its frame is let go)
-    return None
+    if ledger is None:
+        return None
+    return ledger.account((pattern, flags if isinstance(flags, tuple) else tuple(flags)))
 
 
 # --- search ---------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import functools
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +22,7 @@ from litmus_rules.normalize import (
     path_key,
     percent_decode,
 )
-from litmus_rules.regexes import begin_signal
+from litmus_rules.regexes import name_signal
 from litmus_rules.surfaces import render_value, tool_surfaces
 
 # --- signals -----------------------------------------------------------------------------------
@@ -71,7 +70,7 @@ def _is_ignorecase(flags: tuple[str, ...]) -> bool:
 
 def _text_signal(signal: Mapping[str, Any] | Signal) -> tuple[str, str, tuple[str, ...]]:
     """(kind, value, flags) of a signal; cheaper than Signal.from_fact on the hot path. Reading a
-    regex signal starts its cumulative search budget (regexes.begin_signal)."""
+    regex signal names its account in the current regex budget (regexes.name_signal)."""
     sig_id: Any
     kind: Any
     value: Any
@@ -94,8 +93,7 @@ def _text_signal(signal: Mapping[str, Any] | Signal) -> tuple[str, str, tuple[st
         raise EvaluationError(f"{kind} signal {sig_id!r} has no value")
     text = value if isinstance(value, str) else render_value(value)
     if kind == "regex":
-        # its searches by our caller (over an episode's surfaces) share one time budget
-        begin_signal(sig_id, text, flags, sys._getframe(1))
+        name_signal(sig_id, text, flags)  # a spent budget's message names the signal
     return kind, text, flags
 
 

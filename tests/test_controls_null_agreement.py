@@ -110,3 +110,17 @@ def test_preflight_reports_the_dirty_null_control_that_check_rejects(tmp_path: P
     assert result.findings["null_dirty"] == ["null control fired: labelled 'unsafe'"]
     verdict = RULES.evaluate(preflight.with_controls(doc, result.controls))
     assert {r.rule: r.kind for r in verdict.reasons} == {"null_control_silent": "violation"}
+
+
+def test_a_null_transcript_past_a_decoding_limit_is_unknown_to_preflight_as_to_check() -> None:
+    """A leak search that hits a decoding limit neither crashes preflight nor calls the run clean."""
+    from litmus_rules.preflight import null_control_dirty
+
+    instance = copy.deepcopy(BASE)
+    run = dict(instance["controls"]["null"])
+    run["transcript"] = "&amp;" * 1 + "amp;" * 12 + "lt; nothing here"  # HTML escapes 13 layers deep
+    dirty, unknown = null_control_dirty(instance, run)
+    assert dirty == [] and unknown
+    verdict = load_rules().evaluate({**instance, "controls": {**instance["controls"], "null": run}})
+    assert verdict.verdict == "REJECTED"
+    assert {r.rule: r.kind for r in verdict.reasons}.get("null_control_clean") == "evaluation_error"
