@@ -469,3 +469,32 @@ def _overlap(a: Any, b: Any, min_len: Any = 40) -> Any:
         if window in windows:
             return _found({"transform": "whitespace and case normalised", "offset": i, "matched": window})
     return False
+
+
+@builtin(
+    "mentions",
+    [Param("name", t.STR), Param("text", t.STR), Param("anywhere", t.BOOL, False)],
+    WITNESS,
+    "Is a tool or skill name mentioned in the text at identifier boundaries (not preceded or "
+    "followed by a letter, digit or `_` in the form where it is found; `-` and `.` are "
+    "boundaries), under the normalisations and decodings of `leaks`? `export_calendar` is not "
+    "mentioned in `export_calendar_v2`. With `anywhere: true` it is `leaks` (a canary matches "
+    "anywhere). The witness names the transform that revealed it, and `searched` says how: "
+    "\"as a canary, anywhere\" or \"as a name, at identifier boundaries\".",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
+    from litmus_rules.decoding import LimitUnknown, size_text
+    from litmus_rules.names import mentioned
+
+    _need(name, str, "a string", "mentions")
+    _need(text, str, "a string", "mentions")
+    _need(anywhere, bool, "a boolean", "mentions")
+    try:
+        witness = mentioned(name, text, anywhere)
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`mentions`: the text ({size_text(len(text))}): {exc}") from None
+    if witness is None:
+        return False
+    searched = "as a canary, anywhere" if anywhere else "as a name, at identifier boundaries"
+    return _found({**witness.to_fact(), "searched": searched})
