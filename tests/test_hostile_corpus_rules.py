@@ -141,3 +141,17 @@ def test_an_id_first_used_by_a_schema_invalid_document_is_still_taken(
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["id"], r["verdict"]) for r in rows] == [("dup-after-invalid", "ERROR")] * 2
     assert rows[1]["reasons"][0]["code"] == "L308" and f"{path}:1" in rows[1]["reasons"][0]["message"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "signals.tool_call_collisions looks into an object default of a named argument (`addr.default: "
+    "{city: X}`) but not into the root schema's own `default`/`const` (`input_schema.default: "
+    "{iban: XX99}`): its surfaces have no `argument`, so they are filtered out, and a harness that "
+    "fills the root default satisfies the signal by itself (DESIGN Reading 3)"))
+def test_a_root_object_default_that_fills_the_expected_argument_rejects() -> None:
+    import litmus_rules
+
+    ep = good("root-default")
+    ep["context"]["tools"][0]["input_schema"]["default"] = {"iban": "XX99"}
+    verdict = litmus_rules.load_rules().evaluate(ep)
+    assert "tool_call_argument_fillable" in {r.rule for r in verdict.reasons}, verdict.reasons
