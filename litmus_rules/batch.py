@@ -172,7 +172,10 @@ def _evaluate_unit(
         last = loaded
         location = _location(loaded)
         if loaded.error is not None:
-            out.append((_error(ruleset, loaded.error, loaded.id, location, spec), None))
+            # an invalid document still takes its id, when it has a readable one: a later
+            # document with the same id is a duplicate (DESIGN: a repeat names the first)
+            raw_id = loaded.id if isinstance(loaded.id, str) else None
+            out.append((_error(ruleset, loaded.error, loaded.id, location, spec), raw_id))
             continue
         assert loaded.data is not None
         ident = loaded.data["id"]
@@ -336,7 +339,7 @@ def check_inputs(
             for outcome, ident in results:
                 if ident is None:
                     yield outcome
-                elif ident in seen:
+                elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
                     location = outcome.json.get("source") or ""
                     dup = FactsError(
                         f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
@@ -346,7 +349,7 @@ def check_inputs(
                     )
                     yield _error(ruleset, dup, ident, location, spec)
                 else:
-                    seen[ident] = outcome.json.get("source") or ""
+                    seen.setdefault(ident, outcome.json.get("source") or "")
                     yield outcome
         finished = True
     finally:

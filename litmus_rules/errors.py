@@ -34,7 +34,8 @@ class LitmusError(Exception):
         """Multi-line form for people: location, message, source line and caret."""
         if self.span is None:
             return str(self)
-        return f"{self}\n{self.span.excerpt()}"
+        # the shape of Diagnostic.render: one display format for every located error
+        return f"{self.span.location()}: error[{self.code}]: {self.message}\n{self.span.excerpt()}"
 
 
 class RuleError(LitmusError):

@@ -164,6 +164,9 @@ def dumps(value: Any, indent: int | None = None) -> str:
             # Every non-ASCII character of dumps' output sits inside a string literal, where
             # `\\ud800` is exactly the JSON escape of the surrogate: the document means the same.
             text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        if "\u2028" in text or "\u2029" in text or "\x85" in text:
+            # line separators that str.splitlines() (and JavaScript) break on: one verdict, one line
+            text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
     return text
 
 

@@ -149,6 +149,15 @@ def _dig(schema_text: str, keys: Sequence[str]) -> tuple[bool, Any]:
     return True, value
 
 
+# The input schema's own `default`/`const` (no argument of its own) fills every argument it names.
+_INPUT_SCHEMAS = ("input_schema", "inputSchema", "parameters", "function.parameters")
+
+
+def _root_fill(origin: str, index: int) -> bool:
+    prefix = f"context.tools[{index}]."
+    return any(origin in (f"{prefix}{schema}.default", f"{prefix}{schema}.const") for schema in _INPUT_SCHEMAS)
+
+
 def tool_call_collisions(signal: Mapping[str, Any] | Signal,
                          tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Argument values of a tool_call signal that the harness fills in by itself.
@@ -169,16 +178,19 @@ def tool_call_collisions(signal: Mapping[str, Any] | Signal,
             continue
         if sig.tool is not None and tool.get("name") != sig.tool:
             continue
-        surfaces = [s for s in tool_surfaces(tool, index) if s.kind in _FILLABLE and s.argument]
+        surfaces = [s for s in tool_surfaces(tool, index)
+                    if s.kind in _FILLABLE and (s.argument or _root_fill(s.origin, index))]
         enum_sizes = collections.Counter(
             (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
         )
         for s in surfaces:
             if s.kind == "schema_enum" and enum_sizes[(s.origin.rpartition("[")[0], s.argument)] != 1:
                 continue
-            assert s.argument is not None  # filtered above
             for name, expected in wanted:
-                if name == s.argument:
+                if s.argument is None:  # the input schema's own default/const: an object of arguments
+                    found, inner = _dig(s.text, name.split("."))
+                    transform = _same_value(expected, render_value(inner)) if found else None
+                elif name == s.argument:
                     transform = _same_value(expected, s.text)
                 elif name.startswith(f"{s.argument}.") and s.kind != "schema_enum":
                     found, inner = _dig(s.text, name[len(s.argument) + 1 :].split("."))

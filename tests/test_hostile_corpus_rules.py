@@ -115,21 +115,14 @@ def test_fifos_and_dev_zero_in_an_input_folder_are_errors_without_hanging(tmp_pa
     ]
 
 
-# ---- what still slips through (strict xfails: each names the bug; see the report) -------------------
+# ---- what once slipped through ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "LitmusSyntaxError.render (errors.py) prints `file:line:col: message` without the error's code: "
-    "check errors print `error[L2xx]`, syntax errors print no L1xx code at all"))
 def test_a_syntax_error_in_a_rule_file_prints_its_code(episode_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--rules", str(HOSTILE / "rules" / "yaml_junk.litmus"), str(episode_file)]) == 2
     assert "[L1" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "batch._evaluate_unit passes None as the id of a document that fails the schema, so "
-    "check_inputs' `seen` never records it: a later valid episode with the same id is SCORED and "
-    "the output holds two verdicts for one id (DESIGN: a repeated id is an ERROR naming the first)"))
 def test_an_id_first_used_by_a_schema_invalid_document_is_still_taken(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -143,11 +136,6 @@ def test_an_id_first_used_by_a_schema_invalid_document_is_still_taken(
     assert rows[1]["reasons"][0]["code"] == "L308" and f"{path}:1" in rows[1]["reasons"][0]["message"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "signals.tool_call_collisions looks into an object default of a named argument (`addr.default: "
-    "{city: X}`) but not into the root schema's own `default`/`const` (`input_schema.default: "
-    "{iban: XX99}`): its surfaces have no `argument`, so they are filtered out, and a harness that "
-    "fills the root default satisfies the signal by itself (DESIGN Reading 3)"))
 def test_a_root_object_default_that_fills_the_expected_argument_rejects() -> None:
     import litmus_rules
 

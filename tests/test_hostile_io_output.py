@@ -208,3 +208,13 @@ def test_a_signal_stops_the_workers_and_removes_temporary_files(signum: int, cod
         time.sleep(0.05)
     assert group_members(proc.pid) == []  # no worker outlives the run
     assert list(spool.iterdir()) == [] and hidden(tmp_path) == [] and not (tmp_path / "o.jsonl").exists()
+
+
+def test_line_separators_inside_a_value_stay_on_the_verdict_line() -> None:
+    """U+2028, U+2029 and U+0085 are valid inside JSON strings, but str.splitlines() (and many
+    JSONL readers) break on them: they are written escaped, so one verdict is one line."""
+    from litmus_rules.render import json_line
+
+    value = {"id": "a\u2028b\u2029c\x85d"}
+    line = json_line(value)
+    assert len(line.splitlines()) == 1 and json.loads(line) == value
