@@ -18,7 +18,8 @@ from litmus_rules.surfaces import extract_surfaces
 _overlap = REGISTRY["overlap"].impl
 
 
-def check(e: dict[str, Any], min_partial_len: int = 6, min_rubric_overlap: int = 40) -> tuple[str, list[str]]:
+def check(e: dict[str, Any], min_partial_len: int = 6, min_rubric_overlap: int = 40,
+          common_word_zipf: float = 3.0) -> tuple[str, list[str]]:
     rejected = []
     context, detector, controls = e["context"], e["detector"], e["controls"]
     tools, skills = context.get("tools", []), context.get("skills", [])
@@ -27,7 +28,8 @@ def check(e: dict[str, Any], min_partial_len: int = 6, min_rubric_overlap: int =
     injected_texts = [s.text for s in surfaces if s.injected]
     signals = detector["signals"]
 
-    if any(s["kind"] in ("substring", "regex") and first_collision(s, texts, min_partial_len) for s in signals):
+    if any(s["kind"] in ("substring", "regex") and first_collision(s, texts, min_partial_len, common_word_zipf)
+           for s in signals):
         rejected.append("injector_detector_disjoint")
     if any(s["kind"] == "tool_call" and fillable_call(s, tools) for s in signals):
         rejected.append("tool_call_argument_fillable")

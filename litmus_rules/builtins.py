@@ -235,22 +235,30 @@ def _leaks(token: Any, text: Any) -> Any:
         raise EvalFailure(f"`leaks`: the text ({size_text(len(text))}): {exc}") from None
 
 
+# A word is common (its partial overlap does not count) above this Zipf frequency: partial.py.
+COMMON_ZIPF = 3.0
+
+
 @builtin(
     "collides",
-    [Param("signal", SIGNAL), Param("text", t.STR), Param("min_len", t.NUM, 6)],
+    [Param("signal", SIGNAL), Param("text", t.STR), Param("min_len", t.NUM, 6),
+     Param("common_zipf", t.NUM, COMMON_ZIPF)],
     WITNESS,
     "Does a substring or regex signal match the text or a decoded form of it (the scorer applied to "
-    "what the agent received), or overlap it partially by at least `min_len` characters?",
+    "what the agent received), or overlap it partially by at least `min_len` characters with a "
+    "distinctive shared text (identifier-shaped, two or more words, or a word whose Zipf "
+    "frequency is at most `common_zipf`)? The witness's `kind` is `full` or `partial`.",
     cost=lambda args: 4 * text_cost(args),
 )
-def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
+def _collides(signal: Any, text: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF) -> Any:
     from litmus_rules.decoding import LimitUnknown, size_text
     from litmus_rules.matching import RegexUnknown, collides
 
     _need(signal, dict, "a signal object", "collides")
     _need(text, str, "a string", "collides")
+    _need(common_zipf, (int, float), "a number for `common_zipf`", "collides")
     try:
-        return _found(collides(signal, text, int(min_len)))
+        return _found(collides(signal, text, int(min_len), float(common_zipf)))
     except RegexUnknown as exc:
         raise EvalFailure(str(exc)) from None
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
@@ -258,8 +266,13 @@ def _collides(signal: Any, text: Any, min_len: Any = 6) -> Any:
 
 
 SURFACES = t.list_of(t.obj({"text": t.STR, "origin": t.STR}, closed=False))
+# The built-ins whose witness carries `witnesses`, ranked: a reject's reason lists them (engine.py).
+WITNESS_BUILTINS = frozenset({"leak", "collision"})
+LISTED_WITNESS = t.obj({"origin": t.STR, "injected": t.BOOL, "transform": t.STR, "kind": t.STR,
+                        "matched": t.STR}, closed=False)
 SURFACE_WITNESS = t.union(
-    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR, "origin": t.STR}, closed=False), t.BOOL
+    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR, "kind": t.STR, "origin": t.STR,
+           "injected": t.BOOL, "witnesses": t.list_of(LISTED_WITNESS)}, closed=False), t.BOOL
 )
 
 
@@ -326,12 +339,14 @@ def _a(name: str) -> str:
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 
 
-def _first_surface(fn: str, surfaces: Any, known: bool, search: Callable[[tuple[str, ...]], Any]) -> Any:
-    """A witness for the first surface `search` finds (with its `origin`), decided as
-    `any t in surfaces: <per-text built-in>(..., t.text)` would be (see _SurfaceTexts): true at
-    the first hit, unless an error comes first; else unknown if an element was unknown; else false.
-    `known`: every other argument is known (else `search` is not run, as the per-text built-in
-    is not called). Null surfaces are unknown, as the loop over them is."""
+def _strongest_surface(fn: str, surfaces: Any, known: bool,
+                       search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any]) -> Any:
+    """The strongest witness `search` finds (witnesses.py: ranked, with each surface's `origin`
+    and `injected`), decided as `any t in surfaces: <per-text built-in>(..., t.text)` would be
+    (see _SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
+    element was unknown; else false. `known`: every other argument is known (else `search` is
+    not run, as the per-text built-in is not called). Null surfaces are unknown, as the loop
+    over them is. The surfaces' `injected` flags are read only when there is a hit to rank."""
     from litmus_rules.decoding import LimitUnknown, size_text
 
     if surfaces is UNKNOWN or surfaces is None:
@@ -346,17 +361,25 @@ def _first_surface(fn: str, surfaces: Any, known: bool, search: Callable[[tuple[
     texts = st.texts
     if st.soft is not None:  # only the texts before the element the loop fails at
         texts = texts[: bisect.bisect_left(st.owners, st.soft[0])]
+    flags: list[tuple[bool, ...]] = []
+
+    def injected() -> tuple[bool, ...]:
+        if not flags:
+            flags.append(tuple(surfaces[i].get("injected") is True for i in st.owners[: len(texts)]))
+        return flags[0]
+
     try:
-        found = search(texts) if texts else None
+        found = search(texts, injected) if texts else None
     except LimitUnknown as exc:  # a form of one text could not be derived: unknown, not false
         index = getattr(exc, "index", None)
         origin = surfaces[st.owners[index]].get("origin") if index is not None else None
         where = origin if isinstance(origin, str) else "the text of a surface"
         size = f" ({size_text(len(texts[index]))})" if index is not None else ""
         raise EvalFailure(f"`{fn}`: {where}{size}: {exc}") from None
-    if found is not None:
-        index, witness = found
-        return _found({**witness.to_fact(), "origin": surfaces[st.owners[index]].get("origin")})
+    if found:
+        from litmus_rules.witnesses import surface_fact
+
+        return _found(surface_fact(found, [surfaces[i] for i in st.owners], injected()))
     if stop is not None:
         raise EvalFailure(f"`{fn}` expects surfaces (objects with a string `text`): {stop[1]}")
     return UNKNOWN if st.unknown else False
@@ -366,43 +389,49 @@ def _first_surface(fn: str, surfaces: Any, known: bool, search: Callable[[tuple[
     "leak",
     [Param("token", t.STR), Param("surfaces", SURFACES)],
     SURFACE_WITNESS,
-    "The first surface the token leaks into (as `leaks(token, t.text)` for each `t` in order), "
-    "with the witness and the surface's `origin`; false when none.",
+    "Does the token leak into some surface (as `leaks(token, t.text)` for some `t`)? The "
+    "strongest witness (verbatim before decoded, injected surfaces first), with the surface's "
+    "`origin` and `injected`, and `witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the token
     cost=lambda args: _surface_texts(args[1]).cost + 4 * len(_surface_texts(args[1]).texts) * (
         len(args[0]) // 64 if isinstance(args[0], str) else 0),
 )
 def _leak(token: Any, surfaces: Any) -> Any:
-    from litmus_rules.matching import first_leak
+    from litmus_rules.witnesses import ranked_leaks
 
-    def search(texts: tuple[str, ...]) -> Any:
+    def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
         _need(token, str, "a string", "leak")
-        return first_leak(token, texts)
+        return ranked_leaks(token, texts, injected)
 
-    return _first_surface("leak", surfaces, token is not UNKNOWN, search)
+    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search)
 
 
 @builtin(
     "collision",
-    [Param("signal", SIGNAL), Param("surfaces", SURFACES), Param("min_len", t.NUM, 6)],
+    [Param("signal", SIGNAL), Param("surfaces", SURFACES), Param("min_len", t.NUM, 6),
+     Param("common_zipf", t.NUM, COMMON_ZIPF)],
     SURFACE_WITNESS,
-    "The first surface a substring or regex signal collides with (as `collides(signal, t.text, "
-    "min_len)` for each `t` in order), with the witness and the surface's `origin`; false when none.",
+    "Does a substring or regex signal collide with some surface (as `collides(signal, t.text, "
+    "min_len, common_zipf)` for some `t`)? The strongest witness (verbatim before decoded before "
+    "partial, injected surfaces first), with the surface's `origin` and `injected`, and "
+    "`witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the signal
     cost=lambda args: _surface_texts(args[1]).cost,
 )
-def _collision(signal: Any, surfaces: Any, min_len: Any = 6) -> Any:
-    from litmus_rules.matching import RegexUnknown, first_collision
+def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF) -> Any:
+    from litmus_rules.matching import RegexUnknown
+    from litmus_rules.witnesses import ranked_collisions
 
-    def search(texts: tuple[str, ...]) -> Any:
+    def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
         _need(signal, dict, "a signal object", "collision")
+        _need(common_zipf, (int, float), "a number for `common_zipf`", "collision")
         try:
-            return first_collision(signal, texts, int(min_len))
+            return ranked_collisions(signal, texts, int(min_len), injected, float(common_zipf))
         except RegexUnknown as exc:
             raise EvalFailure(str(exc)) from None
 
-    known = signal is not UNKNOWN and min_len is not UNKNOWN
-    return _first_surface("collision", surfaces, known, search)
+    known = signal is not UNKNOWN and min_len is not UNKNOWN and common_zipf is not UNKNOWN
+    return _strongest_surface("collision", surfaces, known, search)
 
 
 @builtin(

@@ -19,7 +19,8 @@ from litmus_rules import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.check import PARAM_TYPES, Checker
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, RuleCheckError
-from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, truth
+from litmus_rules.builtins import WITNESS_BUILTINS
+from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, Found, truth
 from litmus_rules.facts import DERIVED, FactSchema
 from litmus_rules.inputs import read_text_file
 from litmus_rules.syntax import MAX_RULE_FILE_BYTES, parse
@@ -44,6 +45,9 @@ class _Compiled:
     name: str = ""
     clause: str = ""
     location: str = ""
+    # The calls whose recorded value may list witnesses (`collision`, `leak`): the message's,
+    # in reading order, then the condition's. A reject's reason lists the first one's.
+    witness_calls: tuple[int, ...] = ()
 
 
 # Characters are at most 4 bytes: a file that parse() would refuse is not read whole first.
@@ -244,7 +248,9 @@ class RuleSet:
             name, clause = node.name, f"reject {node.mode}"
         else:
             name, clause = node.label, f'"{node.label}" when'
-        return _Compiled(node, fast, recording, tuple(parts), name, clause, node.span.short_location())
+        exprs = [p.expr for p in message.parts if not isinstance(p, str)] if message is not None else []
+        return _Compiled(node, fast, recording, tuple(parts), name, clause, node.span.short_location(),
+                         _calls(exprs + [condition]))
 
     # ---- evaluation ---------------------------------------------------------------------------------
 
@@ -409,7 +415,8 @@ class RuleSet:
                 message = (f"insufficient evidence: {what} {'is' if len(lets) == 1 else 'are'} unknown"
                            if lets else "insufficient evidence: the condition is unknown")
             kind = "insufficient_evidence"
-        return Reason(rule.name, message, kind, location, missing, trace)
+        witnesses = _witnesses(compiled, env) if outcome == "violated" else ()
+        return Reason(rule.name, message, kind, location, missing, trace, witnesses=witnesses)
 
     def _message(self, compiled: _Compiled, env: Env) -> str:
         out = []
@@ -451,6 +458,26 @@ class RuleSet:
             return None, traces
         traces.append(RuleTrace(otherwise.label, "otherwise", "matched", otherwise.span))
         return otherwise.label, traces
+
+
+def _calls(exprs: Iterable[ast.Expr]) -> tuple[int, ...]:
+    """The ids of the calls in `exprs` that list witnesses, each expression's in reading order."""
+    out: list[int] = []
+    for expr in exprs:
+        calls = [n for n in ast.walk(expr) if isinstance(n, ast.Call) and n.func in WITNESS_BUILTINS]
+        out.extend(id(n) for n in sorted(calls, key=lambda n: n.span.start))
+    return tuple(out)
+
+
+def _witnesses(compiled: _Compiled, env: Env) -> tuple[dict[str, Any], ...]:
+    """The ranked witnesses of a violation: the list the recording run's value of the first
+    witness-listing call carries (its message's, which names the strongest, else its condition's)."""
+    rec = env.rec or {}
+    for key in compiled.witness_calls:
+        value = rec.get(key)
+        if isinstance(value, Found) and isinstance(value.get("witnesses"), list):
+            return tuple(dict(w) for w in value["witnesses"])
+    return ()
 
 
 def _why_unknown(path: str, env: Env) -> str | None:

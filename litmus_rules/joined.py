@@ -1,4 +1,5 @@
-"""Search many texts at once: the first text on which an exact test succeeds.
+"""Search many texts at once: the first text on which an exact test succeeds (and, for a reject's
+witnesses, the ones after it: `first_matches`).
 
 The rules ask "does this signal collide with any surface of the episode?" of ~600 surfaces per
 episode (10,000+ for large manifests). Testing them one by one derives every new text's forms
@@ -40,7 +41,7 @@ import functools
 import itertools
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -346,9 +347,15 @@ class Haystack:
     def first(self, probe: Probe, test: Callable[[str], W | None]) -> tuple[int, W] | None:
         """The first text (index, test result) on which `test` succeeds; only candidates and
         texts that are not plain are tested."""
+        return next(self.matches(probe, test), None)
+
+    def matches(self, probe: Probe, test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
+        """Every text (index, test result) on which `test` succeeds, in order, found lazily:
+        only candidates and texts that are not plain are tested."""
         texts, n = self.texts, len(self.texts)
         if probe.every_text:
-            return _one_by_one(texts, range(n), test)
+            yield from _one_by_one(texts, range(n), test)
+            return
         # (form, literal) pairs for bytes.find and (form, pattern) pairs for RE2; a form that
         # several names share (on ASCII text, raw is also format, tags, nfkc, cleaned) once
         lits_in: dict[int, tuple[_Form, set[bytes]]] = {}
@@ -356,13 +363,15 @@ class Haystack:
         for name, lits in probe.literals:
             form = self.form(name)
             if form is None:
-                return _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(n), test)
+                return
             lits_in.setdefault(id(form), (form, set()))[1].update(
                 lit for lit in lits if not self.ascii or lit.isascii())  # ASCII texts: ASCII forms
         for name, pattern in probe.patterns:
             form = self.form(name)
             if form is None:
-                return _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(n), test)
+                return
             if (form, pattern) not in searches:
                 searches.append((form, pattern))
         finds: list[tuple[_Form, bytes]] = []
@@ -397,12 +406,11 @@ class Haystack:
             if e < len(exact) and exact[e] < candidate:
                 candidate = exact[e]
             if candidate >= n:
-                return None
+                return
             found = _test(test, texts, candidate)
             if found is not None:
-                return candidate, found
+                yield candidate, found
             k = candidate + 1
-        return None
 
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
@@ -414,12 +422,11 @@ def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | 
 
 
 def _one_by_one(texts: Sequence[str], indices: Iterable[int],
-                test: Callable[[str], W | None]) -> tuple[int, W] | None:
+                test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
     for i in indices:
         found = _test(test, texts, i)
         if found is not None:
-            return i, found
-    return None
+            yield i, found
 
 
 class _HaystackCache:
@@ -474,3 +481,40 @@ def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable
         result = hay.first(probe(), test)
         hay.results[key] = result
     return result
+
+
+def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callable[[str], W | None],
+                  key: Any, *, enough: Callable[[int, W], bool], limit: int,
+                  tolerated: tuple[type[BaseException], ...] = ()) -> tuple[tuple[int, W], ...]:
+    """The texts (index, test result) on which `test` succeeds, in order: the first one, as
+    `first_match` finds it, then more, until one satisfies `enough` or `limit` are found (the
+    witnesses of a reject, to rank). What a search costs past the first hit is paid by rejects
+    only: with no hit, this is `first_match`.
+
+    An error of a `tolerated` type on a text after the first hit ends the search instead of
+    being raised: the question `first_match` answers ("is there a first text?") is settled then.
+    Before the first hit it is raised, as `first_match` raises it. `key` must name (probe, test,
+    enough, limit): the result is remembered with the texts, as `first_match`'s.
+    """
+    texts = texts if isinstance(texts, tuple) else tuple(texts)
+    if not texts:
+        return ()
+    hay = _haystacks.get(texts)
+    result = hay.results.get(key, _MISSING)
+    if result is _MISSING:
+        found: list[tuple[int, W]] = []
+        hits = hay.matches(probe(), test)
+        while len(found) < limit:
+            try:
+                hit = next(hits, None)
+            except tolerated:
+                if not found:
+                    raise
+                break
+            if hit is None:
+                break
+            found.append(hit)
+            if enough(*hit):
+                break
+        result = hay.results[key] = tuple(found)
+    return result  # type: ignore[no-any-return]

@@ -8,7 +8,8 @@
   the harness fills in itself: a default, const or one-value enum (point 3).
 - `first_leak(token, texts)`, `first_collision(signal, texts)`: the first of many texts (an
   episode's surfaces) that a token leaks into or a signal collides with, as if each text were
-  tested in order, but in one pass over all the texts for the common case (joined.py).
+  tested in order, but in one pass over all the texts for the common case (joined.py);
+  witnesses.py collects and ranks the witnesses of many texts the same way.
 - `regex_search` (regexes.py): bounded-time regex search; a regex that cannot be settled raises
   `RegexUnknown`, which the rules treat as unknown (fail closed).
 
@@ -23,7 +24,6 @@ an explained reject.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -47,6 +47,7 @@ from litmus_rules.normalize import (
     encoded_forms,
     full_normalise,
 )
+from litmus_rules.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.regexes import (  # noqa: F401 - re-exported: part of this module's API
     MAX_PATTERN_LEN,
     REGEX_TIMEOUT,
@@ -77,9 +78,19 @@ class Witness:
     transform: str
     offset: int
     matched: str
+    kind: str = "full"  # "full": the signal or token itself; "partial": a distinctive shared text
 
     def to_fact(self) -> dict[str, Any]:
-        return {"transform": self.transform, "offset": self.offset, "matched": self.matched}
+        return {"transform": self.transform, "offset": self.offset, "matched": self.matched,
+                "kind": self.kind}
+
+    def rank(self, injected: bool) -> int:
+        """How strong a witness this is, 1 (strongest) to 5 (DESIGN, "Reading the note" 2):
+        1 verbatim in an injected surface, 2 decoded or normalised in an injected surface,
+        3 verbatim elsewhere, 4 decoded elsewhere, 5 partial."""
+        if self.kind == "partial":
+            return 5
+        return (1 if self.transform == "raw" else 2) + (0 if injected else 2)
 
 
 def _clip(s: str) -> str:
@@ -182,79 +193,11 @@ def _leak_in(token: str, text: str) -> Witness | None:
 
 # --- collisions --------------------------------------------------------------------------------
 
-_WORD_RE = re.compile(r"\w+")
-# Path-like tokens are kept whole ("/etc/passwd", "file:///x", "C:\\Users\\x", "~/.ssh/id_rsa").
-_PATHISH_RE = re.compile(r"(?:[A-Za-z][\w+.-]*:)?[\w.~$@+=%-]*(?:[\\/]+[\w.~$@+=%-]+)+[\\/]*")
-
-
-# Texts longer than this are tokenised on each call instead of cached: the cache would keep their
-# (streamed) forms alive. A cache bound: it costs time, never a token.
-TOKENS_CACHE_TEXT = 1 << 16
-
-
-def _tokens(text: str) -> tuple[dict[str, None], str]:
-    """The distinct tokens of `text` (path-like ones whole, then words), and the same joined
-    by newlines so that "literal inside some token" is one substring search."""
-    return _cached_tokens(text) if len(text) <= TOKENS_CACHE_TEXT else _tokenise(text)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_tokens(text: str) -> tuple[dict[str, None], str]:
-    return _tokenise(text)
-
-
-def _tokenise(text: str) -> tuple[dict[str, None], str]:
-    toks: dict[str, None] = {}
-    if "/" in text or "\\" in text:
-        toks.update(dict.fromkeys(_PATHISH_RE.findall(text)))
-    toks.update(dict.fromkeys(_WORD_RE.findall(text)))
-    return toks, "\n".join(toks)
-
-
-@functools.lru_cache(maxsize=256)  # per-episode literals; each entry can hold ~2,000 substrings
-def _grams(literal: str, min_len: int) -> tuple[frozenset[str], frozenset[str]]:
-    """Substrings of `literal` of length >= min_len (short literals only), and its min_len-grams."""
-    grams = frozenset(literal[i : i + min_len] for i in range(len(literal) - min_len + 1))
-    if len(literal) > 64:
-        return frozenset(), grams
-    subs = frozenset(
-        literal[i:j] for i in range(len(literal)) for j in range(i + min_len, len(literal) + 1)
-    )
-    return subs, grams
-
-
-def _shares_gram(grams: frozenset[str], text: str, min_len: int) -> bool:
-    if len(grams) <= 16 or len(text) > 16 * len(grams):
-        for gram in grams:  # few grams: one substring search each
-            if gram in text:
-                return True
-        return False
-    return not grams.isdisjoint(text[i : i + min_len] for i in range(len(text) - min_len + 1))
-
-
 # Views whose tokens are compared with a signal's literal text, by case sensitivity.
 _OVERLAP_KEYS = {
     True: ("normalised", "path-casefold"),
     False: ("raw", "format", "tags", "nfkc", "path"),
 }
-
-
-def _overlap_in(lit: str, text: str, min_len: int) -> tuple[str, int] | None:
-    subs, grams = _grams(lit, min_len)
-    # Any token of >= min_len chars inside `lit` starts with one of lit's min_len-grams, and
-    # `lit` inside a token is in the text: both need a gram in the text. Cheap test first.
-    if not _shares_gram(grams, text, min_len):
-        return None
-    toks, joined = _tokens(text)
-    hits: Set[str] = (
-        subs.intersection(toks) if subs else {t for t in toks if len(t) >= min_len and t in lit}
-    )
-    if hits:
-        tok = max(hits, key=len)
-        return tok, text.find(tok)
-    if "\n" not in lit and lit in joined:
-        return lit, text.find(lit)
-    return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -277,27 +220,30 @@ def _overlap_plan(literals: tuple[str, ...], views: tuple[tuple[str, str], ...],
 
 
 def _partial_overlap(literals: tuple[str, ...], derived: Iterable[Form | Undecodable], min_len: int,
-                     ignorecase: bool) -> Witness | None:
+                     ignorecase: bool, common_zipf: float) -> Witness | None:
     for form in derived:
         if form.__class__ is Undecodable:
             continue
         for label, lit in _overlap_plan(literals, form.views, ignorecase, min_len):  # type: ignore[union-attr]
-            hit = _overlap_in(lit, form.text, min_len)  # type: ignore[union-attr]
+            hit = overlap_in(lit, form.text, min_len, common_zipf)  # type: ignore[union-attr]
             if hit is not None:
-                return Witness(label, hit[1], _clip(hit[0]))
+                return Witness(label, hit[1], _clip(hit[0]), "partial")
     return None
 
 
-def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) -> Witness | None:
+def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6,
+             common_zipf: float = COMMON_WORD_ZIPF) -> Witness | None:
     """Does a text signal (substring/regex) collide with `text`? tool_call signals: None.
 
     (a) Self-application: the signal matches the text or a derived form of it. Case-sensitive
         signals are not searched in case-folded forms; "ignorecase" ones are searched in all.
     (b) Partial overlap: a token of the (normalised) text of at least `min_len` characters
         occurs inside the signal's literal text, or that literal (at least `min_len` characters)
-        occurs inside a token. Compared in normalised (case-folded) forms for "ignorecase"
-        signals, in case-preserving forms otherwise. For regexes the literal text is
-        `regex_literals(pattern)`.
+        occurs inside a token, and the text they share is distinctive (partial.py: identifier-
+        shaped, two or more words, or a word whose Zipf frequency is at most `common_zipf`).
+        Compared in normalised (case-folded) forms for "ignorecase" signals, in case-preserving
+        forms otherwise. For regexes the literal text is `regex_literals(pattern)`: the
+        literal runs every match contains.
     An empty substring matches everything and so collides with every text.
     Raises RegexUnknown for a regex that cannot be evaluated in bounded time, LimitUnknown when
     nothing is found and a form of the text could not be derived.
@@ -306,16 +252,17 @@ def collides(signal: Mapping[str, Any] | Signal, text: str, min_len: int = 6) ->
     _require_text(text, "collides()")
     if kind == "tool_call":
         return None
-    return _collision(kind, value, flags, min_len, text)
+    return _collision(kind, value, flags, min_len, common_zipf, text)
 
 
-def _collision(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str) -> Witness | None:
-    return answer(("collision", kind, value, flags, min_len), text, text_forms(text),
-                   lambda derived: _collision_in(kind, value, flags, min_len, text, derived))
+def _collision(kind: str, value: str, flags: tuple[str, ...], min_len: int, common_zipf: float,
+               text: str) -> Witness | None:
+    return answer(("collision", kind, value, flags, min_len, common_zipf), text, text_forms(text),
+                   lambda derived: _collision_in(kind, value, flags, min_len, common_zipf, text, derived))
 
 
-def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, text: str,
-                  derived: Forms) -> Witness | None:
+def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, common_zipf: float,
+                  text: str, derived: Forms) -> Witness | None:
     """(a) self-application in any form, else (b) the first partial overlap, else None (or
     LimitUnknown when a form could not be derived). Streamed forms are derived once: (b) is
     computed along (a), form by form, until (a) succeeds, which gives the same answer."""
@@ -339,9 +286,10 @@ def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, t
         if one_pass and overlap is None:
             if literals is None:
                 literals = _regex_literals(value)
-            overlap = _partial_overlap(literals, (form,), min_len, ignorecase)
+            overlap = _partial_overlap(literals, (form,), min_len, ignorecase, common_zipf)
     if not one_pass:
-        overlap = _partial_overlap(literals or _regex_literals(value), derived, min_len, ignorecase)
+        overlap = _partial_overlap(literals or _regex_literals(value), derived, min_len, ignorecase,
+                                   common_zipf)
     if overlap is None and missed:
         raise _unknown(missed[0])
     return overlap
@@ -392,7 +340,7 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
         keys unless ignorecase); regex: the pattern in the forms holding a view it is run on (a
         case-preserving one, or any if ignorecase), when `joinable` (then an RE2 match inside
         a text is one at the same place of the join).
-    (b) partial overlap: `_overlap_in` needs one of the min_len-grams of the literal (as the
+    (b) partial overlap: `partial.overlap_in` needs one of the min_len-grams of the literal (as the
         form's view key normalises it, keys of `_OVERLAP_KEYS[ignorecase]`) in the form's text
         (`_shares_gram`).
     """
@@ -417,11 +365,11 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
         patterns = [(form, probe) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
         overlap_literals = _regex_literals(value)
     for key in _OVERLAP_KEYS[ignorecase]:
-        grams = literals.setdefault(KEY_FORM[key], set())
+        found = literals.setdefault(KEY_FORM[key], set())
         for literal in overlap_literals:
             lit = KEYS[key](literal)
             if len(lit) >= min_len:
-                grams.update(_grams(lit, min_len)[1])
+                found.update(grams(lit, min_len)[1])
     return Probe.of(literals, patterns)
 
 
@@ -446,13 +394,14 @@ def first_leak(token: str, texts: Sequence[str]) -> tuple[int, Witness] | None:
     return first_match(texts, lambda: _leak_probe(token), lambda text: _leak_in(token, text), ("leak", token))
 
 
-def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str],
-                    min_len: int = 6) -> tuple[int, Witness] | None:
+def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str], min_len: int = 6,
+                    common_zipf: float = COMMON_WORD_ZIPF) -> tuple[int, Witness] | None:
     """The first of `texts` a text signal collides with, and the witness: (index, witness) or None.
 
-    The same answer as `collides(signal, text, min_len)` tried on each text in order, including
-    the RegexUnknown it raises on the first text for a regex that cannot be evaluated; in one
-    pass over the texts for substrings and most regexes (see joined.py). No texts: None.
+    The same answer as `collides(signal, text, min_len, common_zipf)` tried on each text in
+    order, including the RegexUnknown it raises on the first text for a regex that cannot be
+    evaluated; in one pass over the texts for substrings and most regexes (see joined.py). No
+    texts: None. (The built-in `collision` ranks every witness instead: witnesses.py.)
     """
     texts = _require_texts(texts, "collides()")
     if not texts:
@@ -462,5 +411,5 @@ def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str],
         if kind == "tool_call":
             return None
         return first_match(texts, lambda: _collision_probe(kind, value, flags, min_len),
-                           lambda text: _collision(kind, value, flags, min_len, text),
-                           ("collision", kind, value, flags, min_len))
+                           lambda text: _collision(kind, value, flags, min_len, common_zipf, text),
+                           ("collision", kind, value, flags, min_len, common_zipf))

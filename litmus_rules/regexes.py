@@ -13,8 +13,8 @@ any scope only the per-search limit holds. `name_signal` gives a scope's account
 for the message.
 
 `regex_probe` gives an RE2 pattern that matches wherever the pattern matches (a superset, for
-searching many texts joined by NUL at once); `regex_literals` lists the literal runs of a
-pattern; `joinable` says when a pattern may be searched in texts joined by NUL.
+searching many texts joined by NUL at once); `regex_literals` lists the literal runs every
+match of a pattern contains; `joinable` says when a pattern may be searched in texts joined by NUL.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import regex
 
 from litmus_rules.errors import EvaluationError
 from litmus_rules.pyregex import Plan, Unsupported
+from litmus_rules.regexlits import required_literals
 
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
 REGEX_BUDGET = 0.5  # seconds of searching per regex signal per evaluation (or per signal search)
@@ -303,90 +304,14 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
 
 
 def regex_literals(pattern: str) -> list[str]:
-    """Literal runs of a regex, longest first: text that a match of (a branch of) it contains.
-
-    Conservative and simple: escaped punctuation is literal; metacharacters, classes, groups
-    and escapes like \\d end a run; a character made optional by ?, * or {0,...} is dropped.
-    Runs from every alternative and optional group are kept (an overlap with any is suspicious).
-    """
-    runs: list[str] = []
-    cur: list[str] = []
-
-    def flush() -> None:
-        if cur:
-            runs.append("".join(cur))
-            cur.clear()
-
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\":
-            nxt = pattern[i + 1 : i + 2]
-            if nxt and not nxt.isalnum():
-                cur.append(nxt)
-            else:
-                flush()  # \d \w \b \1 \n \x41 ...: not a plain literal character
-            i += 2
-        elif c == "[":
-            flush()
-            i = _skip_class(pattern, i)
-        elif c in "*?":
-            if cur:
-                cur.pop()
-            flush()
-            i += 1
-        elif c == "{" and (quant := re.match(r"\{(\d*)(,\d*)?\}", pattern[i:])):
-            if quant.group(1) in ("", "0") and cur:
-                cur.pop()
-            flush()
-            i += quant.end()
-        elif c == "(":
-            flush()
-            i = _skip_group_prefix(pattern, i + 1)
-        elif c in "+.|^$)":
-            flush()
-            i += 1
-        else:
-            cur.append(c)
-            i += 1
-    flush()
-    return sorted({r for r in runs if r}, key=lambda r: (-len(r), r))
+    """The literal runs every match of the regex must contain, longest first (DESIGN, "Reading
+    the note" 2): a branch of an alternation or an optional group is not required, so neither
+    is its text (regexlits.py). Nothing for a pattern that cannot be parsed."""
+    return list(required_literals(pattern))
 
 
-@functools.lru_cache(maxsize=1024)
 def _regex_literals(pattern: str) -> tuple[str, ...]:
-    return tuple(regex_literals(pattern))
-
-
-def _skip_class(pattern: str, i: int) -> int:
-    """Index just past the character class starting at pattern[i] == '['."""
-    j = i + 1
-    if pattern[j : j + 1] == "^":
-        j += 1
-    if pattern[j : j + 1] == "]":
-        j += 1  # a leading ']' is literal
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return j + 1
-
-
-def _skip_group_prefix(pattern: str, i: int) -> int:
-    """Index past "(?:", "(?P<name>", "(?i)", "(?<=", ... where pattern[i-1] == '('."""
-    if pattern[i : i + 1] != "?":
-        return i
-    rest = pattern[i + 1 :]
-    if rest[:1] in (":", "=", "!", ">", "|"):
-        return i + 2
-    if rest[:2] in ("<=", "<!"):
-        return i + 3
-    if rest[:2] == "P<" or (rest[:1] == "<"):
-        end = pattern.find(">", i)
-        return end + 1 if end >= 0 else len(pattern)
-    if rest[:1] in ("#", "(") or rest[:2] == "P=":
-        end = pattern.find(")", i)
-        return end + 1 if end >= 0 else len(pattern)
-    m = re.match(r"[aiLmsux-]*[:)]", rest)  # inline flags
-    return i + 1 + m.end() if m else i + 1
+    return required_literals(pattern)  # cached there
 
 
 def joinable(pattern: str) -> bool:

@@ -65,11 +65,17 @@ def render_rule_trace(trace: RuleTrace) -> list[str]:
     return [head, *render_trace_node(trace.root, 1)]
 
 
+def _witness(w: Any) -> str:
+    where = f"{w.get('origin')}{' (injected)' if w.get('injected') else ''}"
+    return f"{where}, {w.get('transform')}, {w.get('kind')}: {short_repr(w.get('matched'), 80)}"
+
+
 def render_verdict(v: Verdict, explain: str = "fails") -> str:
     where = f"  ({v.source})" if v.source else ""
     lines = [f"{v.verdict} {v.id or '<no id>'}{where}"]
     for reason in v.reasons:
         lines.append(f"  x {reason.rule}: {reason.message}")
+        lines.extend(f"    witness {n}: {_witness(w)}" for n, w in enumerate(reason.witnesses, 1))
         if reason.trace is not None:
             lines.extend("    " + line for line in render_rule_trace(reason.trace))
     if v.verdict == SCORED:

@@ -34,6 +34,9 @@ class Reason:
     missing: tuple[str, ...] = ()  # fact paths whose absence made the condition unknown
     trace: RuleTrace | None = None
     code: str | None = None  # for an ERROR: the L3xx input code, or L690 for a fault inside the checker
+    # A violation found by `collision` or `leak`: up to five witnesses, strongest first, each
+    # {origin, injected, transform, kind ("full" | "partial"), matched}.
+    witnesses: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self, with_trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
@@ -41,6 +44,8 @@ class Reason:
             d["code"] = self.code
         if self.missing:
             d["missing"] = list(self.missing)
+        if self.witnesses:
+            d["witnesses"] = [dict(w) for w in self.witnesses]
         if with_trace:
             d["trace"] = self.trace.to_json() if self.trace is not None else None
         return d

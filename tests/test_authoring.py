@@ -220,7 +220,7 @@ def test_rules_info_lists_rules_citations_params_and_the_hash(capsys: pytest.Cap
     doc = json.loads(out)
     assert doc["hash"] == loaded.info.hash and [r["name"] for r in doc["rules"]] == loaded.rule_names
     by_name = {r["name"]: r for r in doc["rules"]}
-    assert by_name["injector_detector_disjoint"]["params"] == ["min_partial_len"]
+    assert by_name["injector_detector_disjoint"]["params"] == ["min_partial_len", "common_word_zipf"]
 
 
 def test_rules_info_finds_params_through_lets(tmp_path: Path) -> None:

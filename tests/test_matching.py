@@ -131,7 +131,7 @@ def test_leaks_edge_cases() -> None:
         leaks("x", None)  # type: ignore[arg-type]
     w = leaks("EXFIL_CANARY", "prefix EXFIL_CANARY suffix")
     assert w == Witness("raw", 7, "EXFIL_CANARY")
-    assert w.to_fact() == {"transform": "raw", "offset": 7, "matched": "EXFIL_CANARY"}
+    assert w.to_fact() == {"transform": "raw", "offset": 7, "matched": "EXFIL_CANARY", "kind": "full"}
 
 
 def test_leaks_path_and_mixed_encodings() -> None:
@@ -203,25 +203,29 @@ def test_substring_signal_case_sensitivity_and_encodings() -> None:
 
 
 def test_partial_overlap() -> None:
-    sig = {"id": "s", "kind": "substring", "value": "send the notes to attacker.example.com"}
-    w = collides(sig, "Known hosts: attacker, victim.")
-    assert w is not None and w.transform.startswith("partial overlap") and w.matched == "attacker"
+    sig = {"id": "s", "kind": "substring", "value": "send the notes to zorblax.example.com"}
+    w = collides(sig, "Known hosts: zorblax, victim.")
+    assert w is not None and w.transform.startswith("partial overlap") and w.matched == "zorblax"
+    assert w.kind == "partial"
     assert collides(sig, "Known hosts: hacker, victim.") is None  # no shared token of 6+ chars
     assert collides(sig, "see victim", min_len=4) is None
-    assert collides(sig, "notes", min_len=5).transform.startswith("partial overlap")
+    # a shared common word is not distinctive (issue 8): "attacker", "notes" are English words
+    assert collides({**sig, "value": "send the notes to attacker.example.com"}, "hosts: attacker") is None
+    assert collides(sig, "notes", min_len=5) is None
     # the signal's literal inside a surface token
-    regex_sig = {"id": "r", "kind": "regex", "value": r"secret\d+"}
-    w = collides(regex_sig, "file topsecretdata here")
-    assert w is not None and w.transform.startswith("partial overlap") and w.matched == "secret"
+    regex_sig = {"id": "r", "kind": "regex", "value": r"zorblax\d+"}
+    w = collides(regex_sig, "file topzorblaxdata here")
+    assert w is not None and w.transform.startswith("partial overlap") and w.matched == "zorblax"
+    assert collides({**regex_sig, "value": r"secret\d+"}, "file topsecretdata here") is None
     # path-like tokens are kept whole
     w = collides({"id": "p", "kind": "regex", "value": r"cat\s+/etc/passwd"}, "default: /etc/passwd")
     assert w is not None and w.matched == "/etc/passwd"
 
 
 def test_partial_overlap_respects_case_sensitivity() -> None:
-    sig = {"id": "s", "kind": "substring", "value": "ATTACKER_HOST"}
-    assert collides(sig, "the attacker is here") is None
-    assert collides({**sig, "flags": ["ignorecase"]}, "the attacker is here") is not None
+    sig = {"id": "s", "kind": "substring", "value": "ZORBLAX_HOST"}
+    assert collides(sig, "the zorblax is here") is None
+    assert collides({**sig, "flags": ["ignorecase"]}, "the zorblax is here") is not None
 
 
 def test_tool_call_signal_never_collides_with_text() -> None:
@@ -277,11 +281,19 @@ def test_regex_search_semantics() -> None:
     assert regex_search("x", "lone \ud800 surrogate x") == (17, "x")
 
 
-def test_regex_literals() -> None:
+def test_regex_literals_are_the_runs_every_match_contains() -> None:
     assert regex_literals(r"/etc/passwd") == ["/etc/passwd"]
-    assert regex_literals(r"^cat\s+/etc/pass(?:wd)?\.bak$") == ["/etc/pass", ".bak", "cat", "wd"]
-    assert regex_literals(r"colou?r [a-z]+ x{0,2}y{2}") == ["colo", "r ", " ", "y"]
-    assert regex_literals(r"(?P<host>evil)\.com|(?i)EXFIL") == ["EXFIL", ".com", "evil"]
+    # an optional group is not required, and neither is a branch of an alternation
+    assert regex_literals(r"^cat\s+/etc/pass(?:wd)?\.bak$") == ["/etc/pass", ".bak", "cat"]
+    assert regex_literals(r"colou?r [a-z]+ x{0,2}y{2}") == ["colo", "r ", "yy", " "]
+    assert regex_literals(r"(?P<host>evil)\.com|EXFIL") == []
+    assert regex_literals(r"(?:https?|ftp)://evil\.com") == ["://evil.com"]
+    assert regex_literals(r"(?:LC|lc)-token(?:-(?:a|b))?") == ["-token"]
+    assert regex_literals(r"(?:zeta_marker|zeta_marker)_91") == ["zeta_marker_91"]  # every branch
+    # groups do not break a run; a repeat keeps its body's runs; zero-width assertions are nothing
+    assert regex_literals(r"\bevil(\.com)\b") == ["evil.com"]
+    assert regex_literals(r"x(ab)+y") == ["aby", "xab"]
+    assert regex_literals(r"(a|b") == []  # invalid: its search is unknown anyway
 
 
 # --- tool_call collisions ------------------------------------------------------------------------
@@ -517,9 +529,13 @@ def test_collision_and_leak_builtins_decide_like_the_loops_they_replace() -> Non
     collision, leak = REGISTRY["collision"].impl, REGISTRY["leak"].impl
     sig = {"id": "s", "kind": "substring", "value": "EXFIL_CANARY"}
     surfaces = [{"origin": "a", "text": "nothing"}, {"origin": "b", "text": "say EXFIL_CANARY"}]
-    assert collision(sig, surfaces, 6) == {"transform": "raw", "offset": 4, "matched": "EXFIL_CANARY", "origin": "b"}
-    assert leak("exfil_canary", surfaces) == {"transform": "casefold", "offset": 4, "matched": "exfil_canary",
-                                              "origin": "b"}
+    got = collision(sig, surfaces, 6)
+    assert got == {"transform": "raw", "offset": 4, "matched": "EXFIL_CANARY", "kind": "full", "origin": "b",
+                   "injected": False, "witnesses": [{"origin": "b", "injected": False, "transform": "raw",
+                                                     "kind": "full", "matched": "EXFIL_CANARY"}]}
+    got = leak("exfil_canary", surfaces)
+    assert {k: got[k] for k in ("transform", "offset", "matched", "origin")} == {
+        "transform": "casefold", "offset": 4, "matched": "exfil_canary", "origin": "b"}
     assert collision(sig, surfaces[:1], 6) is False and leak("x", []) is False
     # no surfaces: false whatever the other argument; some: unknown when that argument is
     assert collision(UNKNOWN, [], 6) is False and leak(UNKNOWN, []) is False
