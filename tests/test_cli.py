@@ -93,7 +93,7 @@ def test_syntax_error_exits_2_with_line_column_and_caret(tmp_path: Path, capsys:
     code, _, err = run(capsys, "check", str(EXAMPLES), "--rules", str(rule_file))
     assert code == 2
     lines = err.splitlines()
-    assert lines[0].endswith("bad.litmus:2:22: `=` is not a comparison: write `==` (found `=`)")
+    assert lines[0].endswith("bad.litmus:2:22: error[L100]: `=` is not a comparison: write `==` (found `=`)")
     assert lines[2].strip() == "^"
 
 
