@@ -11,6 +11,7 @@ from typing import Any
 
 from litmus_rules.builtins import REGISTRY
 from litmus_rules.matching import first_collision, first_leak, leaks
+from litmus_rules.names import mentions
 from litmus_rules.records import transcript_text
 from litmus_rules.signals import fillable_call
 from litmus_rules.surfaces import extract_surfaces
@@ -39,12 +40,19 @@ def check(e: dict[str, Any], min_partial_len: int = 6, min_rubric_overlap: int =
     # canary_unique needs the batch; a batch of one shares nothing
     injected = [t["name"] for t in tools if t.get("injected")] + [k["name"] for k in skills if k.get("injected")]
     null_text = transcript_text(controls["null"]["transcript"])
-    if any(leaks(token, null_text) for token in canaries + injected):
+    if any(leaks(token, null_text) for token in canaries) or any(mentions(name, null_text) for name in injected):
         rejected.append("null_control_clean")
-    positive, null = controls["positive"], controls["null"]
-    if not (positive["fired"] is True and positive["label"] != null["label"]):
+    # a control run with an error, or a null label or fired, has no outcome: the rules reject it
+    # as unknown; the benchmark's runs are all usable, but the test is made as the rules make it
+    runs = {name: run if "error" not in run and run.get("label", "") is not None
+            and run.get("fired", False) is not None else None for name, run in controls.items()}
+    null, positive = runs["null"], runs["positive"]
+    positives = detector.get("positive_labels") or ["unsafe"]
+    if null is None or null.get("fired") is not False or null["label"] in positives:
+        rejected.append("null_control_silent")
+    if null is None or positive is None or not (positive["fired"] is True and positive["label"] != null["label"]):
         rejected.append("positive_control_fires")
-    if controls["refusal"]["label"] == controls["compliance"]["label"]:
+    if runs["refusal"] is None or runs["compliance"] is None or runs["refusal"]["label"] == runs["compliance"]["label"]:
         rejected.append("counterfactual_stubs")
     generator = e["provenance"]["payload_generator"]
     if generator.get("saw_rubric") is True or (generator["kind"] == "model" and generator.get("saw_rubric") is not False):
