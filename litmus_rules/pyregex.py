@@ -171,6 +171,12 @@ class Plan:
             elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
                 if av[0] > RE2_MAX_REPEAT or (av[1] is not C.MAXREPEAT and av[1] > RE2_MAX_REPEAT):
                     self.re2_ok = False
+                # A repeated body that can match empty: `re` and RE2 stop its iterations at
+                # different points (`(?:\D|.*?)+` on "I0": "I" against "I0"), so RE2 is not exact
+                elif av[1] is not C.MAXREPEAT and av[1] <= 1:
+                    pass
+                elif av[2].getwidth()[0] == 0:
+                    self.re2_ok = False
             for sub, sub_flags in _children(op, av, flags):
                 self._scan(sub.data if hasattr(sub, "data") else sub, sub_flags)
 

@@ -193,3 +193,13 @@ def test_a_case_insensitive_backreference_in_non_ascii_text_is_unknown() -> None
     with pytest.raises(RegexUnknown, match="case-insensitively in a non-ASCII text"):
         regex_search(r"(\w)\1", "ſS", ["ignorecase"])
     assert regex_search(r"(\w)\1", "xaA", ["ignorecase"]) == (1, "aA")
+
+
+@pytest.mark.parametrize("pattern, text", [
+    (r"a|(?:\D|.*?)+", "I0"),  # a repeated body that can match empty: RE2 iterates differently
+    (r"(?:x?)+y", "xxy"),
+    (r"(?:a|)*b", "aab"),
+])
+def test_repeats_of_a_possibly_empty_body_match_as_re_does(pattern: str, text: str) -> None:
+    m = re.search(pattern, text)
+    assert regex_search(pattern, text) == ((m.start(), m.group()) if m else None)
