@@ -35,36 +35,31 @@ class TraceNode:
     def location(self) -> str:
         return self.span.short_location()
 
-    def missing_paths(self) -> list[str]:
-        """The absent facts that made this node unknown: follow only the unknown values down, so a
-        fact that `default()` or a decided `and`/`or` absorbed is not blamed."""
-        out: list[str] = []
+    def _unknown_nodes(self) -> list[TraceNode]:
+        """The nodes whose unknown value made this node unknown, outermost first: only unknown
+        values are followed down (a fact that `default()` or a decided `and`/`or` absorbed is not
+        blamed), through let definitions too."""
+        out: list[TraceNode] = []
         stack = [self]
         while stack:
             node = stack.pop()
             if not node.evaluated or node.value is not UNKNOWN:
                 continue
-            if node.missing and node.missing not in out:
-                out.append(node.missing)
+            out.append(node)
             stack.extend(reversed(node.children))
             if node.let_definition is not None and node.let_definition not in node.children:
                 stack.append(node.let_definition)
         return out
 
+    def missing_paths(self) -> list[str]:
+        """The absent facts that made this node unknown."""
+        return list(dict.fromkeys(n.missing for n in self._unknown_nodes() if n.missing))
+
     def unknown_lets(self) -> list[str]:
         """The lets, outermost first, whose unknown value made this node unknown: what an
         insufficient-evidence message names when no fact is missing (a let that reads a fact
         present but unusable, such as a control run that carries an error)."""
-        out: list[str] = []
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            if not node.evaluated or node.value is not UNKNOWN:
-                continue
-            if node.let and node.let not in out:
-                out.append(node.let)
-            stack.extend(reversed(node.children))
-        return out
+        return list(dict.fromkeys(n.let for n in self._unknown_nodes() if n.let))
 
     def errors(self) -> list[str]:
         out: list[str] = []
