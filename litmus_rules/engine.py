@@ -7,9 +7,9 @@ after loading and safe to share across threads: all per-episode state lives in a
 from __future__ import annotations
 
 import difflib
-from collections import abc
 import hashlib
 import json
+from collections import abc
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -288,7 +288,7 @@ class RuleSet:
             return Verdict(
                 id=episode_id if isinstance(episode_id, str) else None,
                 verdict=ERROR,
-                reasons=(Reason("evaluation", _internal(exc), "evaluation_error"),),
+                reasons=(Reason("evaluation", _internal(exc), "evaluation_error", code=INTERNAL_ERROR),),
                 ruleset=self.info,
                 source=source,
             )
