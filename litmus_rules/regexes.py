@@ -36,7 +36,7 @@ from litmus_rules.pyregex import Plan, Unsupported
 from litmus_rules.regexlits import required_literals
 
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
-REGEX_BUDGET = 0.5  # seconds of searching per regex signal per evaluation (or per signal search)
+REGEX_BUDGET = 0.5  # seconds of searching per regex per budget scope (an evaluation, or one search over many texts)
 MAX_PATTERN_LEN = 10_000
 # A rewritten pattern spells out its classes; the `regex` module parses some 20-50 KB/s, so a
 # rewrite past this many characters is not compiled (unknown) rather than costing a second.
