@@ -414,13 +414,27 @@ class _Walker:
 
     # -- context items ----------------------------------------------------------------------------------
 
-    def message(self, msg: Any, origin: str, inj: bool, depth: int) -> None:
-        if msg.__class__ is not dict and not isinstance(msg, Mapping):
-            self.value(msg, origin, "message", inj, None, depth - 1)
-            return
+    def _open(self, item: Any, origin: str, kind: str, inj: bool, depth: int) -> bool | None:
+        """Enter a context item: its `injected` flag (inherited or its own), or None when it is
+        not an object, which is then read as data."""
+        if item.__class__ is not dict and not isinstance(item, Mapping):
+            self.value(item, origin, kind, inj, None, depth - 1)
+            return None
         self.enter(origin, depth)
-        if msg.get(_INJECTED) is True:
-            inj = True
+        return inj or item.get(_INJECTED) is True
+
+    def _field(self, origin: str, kind: str, item: Any, inj: bool, name: str | None, depth: int) -> None:
+        """A known field of an item: a string is one surface; anything else is walked as data."""
+        if item.__class__ is str:
+            self.emit(origin, kind, item, inj, name)
+        else:
+            self.value(item, origin, kind, inj, name, depth)
+
+    def message(self, msg: Any, origin: str, inj: bool, depth: int) -> None:
+        opened = self._open(msg, origin, "message", inj, depth)
+        if opened is None:
+            return
+        inj = opened
         is_tool = msg.get("role") == "tool"
         kind = "tool_result" if is_tool else "message"
         name = msg.get("name")
@@ -430,10 +444,7 @@ class _Walker:
                 key = _key_text(key)
             sub = key_origin(origin, key)
             if key == "content":
-                if item.__class__ is str:
-                    self.emit(sub, kind, item, inj, tool)
-                else:
-                    self.value(item, sub, kind, inj, tool, depth)
+                self._field(sub, kind, item, inj, tool, depth)
             elif key == "name":
                 self.value(item, sub, "message_name", inj, tool, depth)
             elif key == "role":
@@ -445,12 +456,10 @@ class _Walker:
                 self._other(key, item, sub, kind, inj, tool, depth)
 
     def tool(self, tool: Any, origin: str, inj: bool, depth: int, name: str | None = None) -> None:
-        if tool.__class__ is not dict and not isinstance(tool, Mapping):
-            self.value(tool, origin, "other", inj, None, depth - 1)
+        opened = self._open(tool, origin, "other", inj, depth)
+        if opened is None:
             return
-        self.enter(origin, depth)
-        if tool.get(_INJECTED) is True:
-            inj = True
+        inj = opened
         own = tool.get("name")
         function = tool.get("function")  # OpenAI Chat: {type: function, function: {name, ...}}
         if own.__class__ is not str and isinstance(function, Mapping) and function.get("name").__class__ is str:
@@ -462,10 +471,7 @@ class _Walker:
             sub = key_origin(origin, key)
             kind = TOOL_KINDS.get(key)
             if kind is not None:
-                if item.__class__ is str:
-                    self.emit(sub, kind, item, inj, name)
-                else:
-                    self.value(item, sub, kind, inj, name, depth)
+                self._field(sub, kind, item, inj, name, depth)
             elif key in TOOL_SCHEMAS or key == "outputSchema":
                 if isinstance(item, Mapping):
                     # arguments are the input schema's properties; an output schema has none
@@ -481,12 +487,10 @@ class _Walker:
                 self._other(key, item, sub, "other", inj, name, depth)
 
     def skill(self, skill: Any, origin: str, inj: bool, depth: int) -> None:
-        if skill.__class__ is not dict and not isinstance(skill, Mapping):
-            self.value(skill, origin, "other", inj, None, depth - 1)
+        opened = self._open(skill, origin, "other", inj, depth)
+        if opened is None:
             return
-        self.enter(origin, depth)
-        if skill.get(_INJECTED) is True:
-            inj = True
+        inj = opened
         name = skill.get("name")
         name = name if name.__class__ is str else None
         for key, item in skill.items():
@@ -495,10 +499,7 @@ class _Walker:
             sub = key_origin(origin, key)
             kind = SKILL_KINDS.get(key)
             if kind is not None:
-                if item.__class__ is str:
-                    self.emit(sub, kind, item, inj, name)
-                else:
-                    self.value(item, sub, kind, inj, name, depth)
+                self._field(sub, kind, item, inj, name, depth)
             elif key == _INJECTED and (item is True or item is False):
                 continue
             else:
