@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 import attrs
 
 from litmus_rules.engine import RuleSet, load_rules
-from litmus_rules.errors import FactsError
+from litmus_rules.errors import FactsError, describe_fault
 from litmus_rules.inputs import DUPLICATE_ID
 from litmus_rules.load import LoadedEpisode, Unit, iter_unit, plan_units
 from litmus_rules.render import render_verdict
@@ -82,12 +82,7 @@ def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, 
 
 
 def _exception(exc: BaseException, during: str) -> str:
-    if isinstance(exc, RecursionError):
-        return (f"{during} this episode went deeper than Python's recursion limit (RecursionError), "
-                "e.g. a long chain of `let`s: no verdict")
-    if isinstance(exc, MemoryError):
-        return f"{during} this episode ran out of memory (MemoryError), e.g. a value that keeps doubling: no verdict"
-    return f"internal fault {during} this episode: {type(exc).__name__}: {exc}"
+    return f"internal fault {during} this episode: {describe_fault(exc)}: no verdict"
 
 
 def _location(loaded: LoadedEpisode) -> str:

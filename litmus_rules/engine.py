@@ -18,7 +18,14 @@ import attrs
 from litmus_rules import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.check import PARAM_TYPES, Checker
-from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, RuleCheckError
+from litmus_rules.errors import (
+    Diagnostic,
+    FactsError,
+    LitmusConfigError,
+    LitmusError,
+    RuleCheckError,
+    describe_fault,
+)
 from litmus_rules.builtins import WITNESS_BUILTINS
 from litmus_rules.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, Found, truth
 from litmus_rules.facts import DERIVED, FactSchema
@@ -489,13 +496,7 @@ def _why_unknown(path: str, env: Env) -> str | None:
 
 def _internal(exc: BaseException) -> str:
     """The message of an unexpected fault inside an evaluation: what limit or failure, not a traceback."""
-    if isinstance(exc, RecursionError):
-        what = "the rules nest too deeply for this episode"
-    elif isinstance(exc, MemoryError):
-        what = "out of memory"
-    else:
-        what = str(exc).splitlines()[0][:200] if str(exc) else "no detail"
-    return f"internal error [{INTERNAL_ERROR}]: {what}"
+    return f"internal error [{INTERNAL_ERROR}]: {describe_fault(exc)}"
 
 
 def _binding_slots(condition: ast.Expr, compiler: Compiler) -> dict[str, int]:

@@ -153,3 +153,15 @@ class Diagnostic:
         if self.help:
             d["help"] = self.help
         return d
+
+
+def describe_fault(exc: BaseException) -> str:
+    """What an unexpected exception means to a user: the limit it stands for (recursion, memory),
+    or its class and first line; never a traceback."""
+    if isinstance(exc, RecursionError):
+        return "nested deeper than Python's recursion limit (RecursionError; e.g. a long chain of `let`s)"
+    if isinstance(exc, MemoryError):
+        return "ran out of memory (MemoryError; e.g. a value that keeps doubling)"
+    text = str(exc)
+    # an unexpected exception is a bug of ours: its class is what a bug report needs
+    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
