@@ -25,7 +25,7 @@ import atheris
 with atheris.instrument_imports():
     import litmus_rules
     from litmus_rules import LitmusError, load_rules_text
-    from litmus_rules.syntax import parse
+    from litmus_rules.lang.syntax import parse
 
 RUNS = [0]
 _RULES: list[litmus_rules.RuleSet] = []

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from litmus_rules.builtins import REGISTRY
-from litmus_rules.matching import first_collision, first_leak, leaks
-from litmus_rules.names import mentions
-from litmus_rules.records import transcript_text
-from litmus_rules.signals import fillable_call
-from litmus_rules.surfaces import extract_surfaces
+from litmus_rules.domain.builtins import REGISTRY
+from litmus_rules.domain.matching import first_collision, first_leak, leaks
+from litmus_rules.domain.names import mentions
+from litmus_rules.domain.records import transcript_text
+from litmus_rules.domain.signals import fillable_call
+from litmus_rules.domain.surfaces import extract_surfaces
 
 _overlap = REGISTRY["overlap"].impl
 

@@ -10,9 +10,9 @@ benchmark, classify the agent's decision on scored ones, and explain every verdi
 `controls: {null: ...}` stays the string key "null"), yielding `LoadedEpisode(data=... | error=...)`.
 """
 
-from litmus_rules.engine import RuleSet, load_rules, load_rules_text
-from litmus_rules.load import LoadedEpisode
-from litmus_rules.load import iter_episodes as read_episodes
+from litmus_rules.engine.ruleset import RuleSet, load_rules, load_rules_text
+from litmus_rules.io.load import LoadedEpisode
+from litmus_rules.io.load import iter_episodes as read_episodes
 from litmus_rules.errors import (
     Diagnostic,
     EvaluationError,
@@ -23,8 +23,8 @@ from litmus_rules.errors import (
     RuleCheckError,
     RuleError,
 )
-from litmus_rules.trace import RuleTrace, TraceNode
-from litmus_rules.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
+from litmus_rules.lang.trace import RuleTrace, TraceNode
+from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
 
 __version__ = "0.1.0"
 

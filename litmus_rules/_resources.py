@@ -33,4 +33,4 @@ def default_rules_dir() -> Path:
 
 
 def episode_schema_path() -> Path:
-    return _first_existing(_PACKAGE / "schemas" / "episode.schema.json")
+    return _first_existing(_PACKAGE / "io" / "schemas" / "episode.schema.json")

@@ -15,12 +15,12 @@ from typing import Any
 from hypothesis import strategies as st
 
 from litmus_rules import load_rules_text
-from litmus_rules.engine import RuleSet
-from litmus_rules.evaluate import Env
-from litmus_rules.evaluate.reference import Outcome, Reference
-from litmus_rules.trace import RuleTrace
-from litmus_rules.evaluate import truth
-from litmus_rules.values import UNKNOWN, EvalFailure
+from litmus_rules.engine.ruleset import RuleSet
+from litmus_rules.lang.evaluate import Env
+from litmus_rules.lang.evaluate.reference import Outcome, Reference
+from litmus_rules.lang.trace import RuleTrace
+from litmus_rules.lang.evaluate import truth
+from litmus_rules.lang.values import UNKNOWN, EvalFailure
 
 HEAD = 'ruleset diff version "1"\n'
 LETS = (

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 import litmus_rules
-from litmus_rules import authoring
+from litmus_rules.authoring import lint as authoring
 from litmus_rules._resources import default_rules_dir
-from litmus_rules.authoring import STYLE_CODES, Knowledge, lint_path
-from litmus_rules.check import CODES
+from litmus_rules.authoring.lint import STYLE_CODES, Knowledge, lint_path
+from litmus_rules.lang.checker import CODES
 from litmus_rules.cli import main
-from litmus_rules.syntax import parse, parse_expression
+from litmus_rules.lang.syntax import parse, parse_expression
 
 HEAD = 'ruleset t.lint version "1"\n\n'
 CLEAN = HEAD + """\

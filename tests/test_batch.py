@@ -9,8 +9,8 @@ import pytest
 
 from _helpers import EXAMPLES, base_episode
 from litmus_rules import load_rules
-from litmus_rules.batch import RulesSpec, check_inputs
-from litmus_rules.load import Unit, iter_episodes, iter_unit, plan_units
+from litmus_rules.engine.batch import RulesSpec, check_inputs
+from litmus_rules.io.load import Unit, iter_episodes, iter_unit, plan_units
 
 
 def write_batch(path: Path, n: int) -> None:

@@ -17,7 +17,11 @@ import pytest
 from _helpers import base_episode
 
 import litmus_rules
-from litmus_rules import decoding, formcache, joined, matching, normalize
+from litmus_rules.domain import decoding
+from litmus_rules.domain import formcache
+from litmus_rules.domain import joined
+from litmus_rules.domain import matching
+from litmus_rules.domain import normalize
 
 RULES = litmus_rules.load_rules()
 CANARY = "lc-0f1e2d3c4b5a"
@@ -38,7 +42,7 @@ def _verdict(description: str) -> litmus_rules.Verdict:
     return RULES.evaluate(episode)
 
 
-def _canary_reason(verdict: litmus_rules.Verdict) -> litmus_rules.verdict.Reason | None:
+def _canary_reason(verdict: litmus_rules.Verdict) -> litmus_rules.engine.verdict.Reason | None:
     return next((r for r in verdict.reasons if r.rule == "canary_not_derivable"), None)
 
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from litmus_rules import LitmusSyntaxError, RuleCheckError, load_rules
-from litmus_rules.render import render_verdict
+from litmus_rules.render.text import render_verdict
 
 CASES = Path(__file__).parent / "cases"
 UPDATE = os.environ.get("LITMUS_UPDATE_GOLDEN") == "1"

@@ -13,8 +13,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import load_rules, preflight
-from litmus_rules.ruletest import _Loader
+from litmus_rules import load_rules
+from litmus_rules.preflight import run as preflight
+from litmus_rules.authoring.ruletest import _Loader
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = yaml.load((ROOT / "rules" / "tests" / "bases" / "clean.yaml").read_text(encoding="utf-8"), Loader=_Loader)
@@ -114,7 +115,7 @@ def test_preflight_reports_the_dirty_null_control_that_check_rejects(tmp_path: P
 
 def test_a_null_transcript_past_a_decoding_limit_is_unknown_to_preflight_as_to_check() -> None:
     """A leak search that hits a decoding limit neither crashes preflight nor calls the run clean."""
-    from litmus_rules.preflight import null_control_dirty
+    from litmus_rules.preflight.run import null_control_dirty
 
     instance = copy.deepcopy(BASE)
     run = dict(instance["controls"]["null"])

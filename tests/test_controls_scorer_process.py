@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from litmus_rules import cli, preflight
+from litmus_rules import cli
+from litmus_rules.preflight import run as preflight
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.scorer_process import ScorerProcess
+from litmus_rules.preflight.scorer_process import ScorerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 STRUCTURED = ROOT / "tests" / "data" / "preflight" / "structured-upload.yaml"
@@ -218,8 +219,8 @@ def test_a_hung_worker_does_not_outlive_a_killed_preflight(scorer_file: str, tmp
 
     script = textwrap.dedent(f"""
         import json, sys
-        from litmus_rules import preflight
-        from litmus_rules.scorer_process import ScorerProcess
+        from litmus_rules.preflight import run as preflight
+        from litmus_rules.preflight.scorer_process import ScorerProcess
         scorer = ScorerProcess({scorer_file!r}, timeout=600)
         scorer.start()
         print(scorer.proc.pid, flush=True)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from litmus_rules import REJECTED, SCORED, load_rules
-from litmus_rules.load import iter_episodes
+from litmus_rules.io.load import iter_episodes
 from _helpers import CORPUS
 
 EPISODES = Path(__file__).parent / "data" / "corpus_episodes"

@@ -24,7 +24,7 @@ import pytest
 
 from litmus_rules import REJECTED, SCORED, Verdict, load_rules
 from litmus_rules.cli import main
-from litmus_rules.load import iter_episodes
+from litmus_rules.io.load import iter_episodes
 from _helpers import EXAMPLES, ROOT
 
 LEAKS = EXAMPLES / "leaks"

@@ -16,7 +16,7 @@ import yaml
 
 from _helpers import ROOT, base_episode
 from litmus_rules.cli import main
-from litmus_rules.syntax import MAX_RULE_FILE_BYTES
+from litmus_rules.lang.syntax import MAX_RULE_FILE_BYTES
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 MANIFEST = yaml.safe_load((HOSTILE / "manifest.yaml").read_text(encoding="utf-8"))

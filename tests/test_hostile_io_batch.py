@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from _helpers import base_episode
-from litmus_rules import load
+from litmus_rules.io import load
 from litmus_rules.cli import main
 
 

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from _helpers import base_episode
-from litmus_rules import batch, load_rules
-from litmus_rules.batch import RulesSpec, check_inputs
-from litmus_rules.engine import RuleSet
-from litmus_rules.load import Unit
+from litmus_rules import load_rules
+from litmus_rules.engine import batch
+from litmus_rules.engine.batch import RulesSpec, check_inputs
+from litmus_rules.engine.ruleset import RuleSet
+from litmus_rules.io.load import Unit
 
 SPEC = RulesSpec(None, {}, "fails", want_text=True)
 _EVALUATE_UNIT = batch._evaluate_unit

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from _helpers import base_episode
-from litmus_rules import load
+from litmus_rules.io import load
 from litmus_rules.cli import main
-from litmus_rules.load import LoadedEpisode, discover, iter_episodes, plan_units
+from litmus_rules.io.load import LoadedEpisode, discover, iter_episodes, plan_units
 
 
 def good(ident: str) -> str:

@@ -8,12 +8,12 @@ import attrs
 import pytest
 
 from litmus_rules import load_rules_text
-from litmus_rules.builtins import REGISTRY
-from litmus_rules.check import MAX_EVAL_DEPTH
+from litmus_rules.domain.builtins import REGISTRY
+from litmus_rules.lang.checker import MAX_EVAL_DEPTH
 from litmus_rules.errors import FactsError, RuleCheckError
-from litmus_rules.render import render_verdict
-from litmus_rules.syntax import MAX_NESTING, MAX_RULE_FILE_BYTES
-from litmus_rules import values
+from litmus_rules.render.text import render_verdict
+from litmus_rules.lang.syntax import MAX_NESTING, MAX_RULE_FILE_BYTES
+from litmus_rules.lang import values
 
 HEAD = 'ruleset limits version "1"\n'
 EPISODE = {"litmus": "episode/1", "id": "e", "context": {}, "detector": {"channel": "dispatch"}}

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import load
+from litmus_rules.io import load
 from litmus_rules.errors import FactsError
-from litmus_rules.load import LoadedEpisode, discover, iter_episodes, validate_episode
+from litmus_rules.io.load import LoadedEpisode, discover, iter_episodes, validate_episode
 
 DATA = Path(__file__).parent / "data" / "load"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

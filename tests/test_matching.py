@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.errors import EvaluationError
-from litmus_rules.joined import Haystack, Probe, first_match
-from litmus_rules.matching import (
+from litmus_rules.domain.joined import Haystack, Probe, first_match
+from litmus_rules.domain.matching import (
     RegexUnknown,
     Signal,
     Witness,
@@ -27,7 +27,7 @@ from litmus_rules.matching import (
     regex_search,
     tool_call_collisions,
 )
-from litmus_rules.surfaces import extract_surfaces
+from litmus_rules.domain.surfaces import extract_surfaces
 
 # --- leaks: a canary planted under any encoding is found, and named --------------------------------
 
@@ -523,8 +523,8 @@ def test_first_match_tests_only_candidates_and_remembers() -> None:
 def test_collision_and_leak_builtins_decide_like_the_loops_they_replace() -> None:
     # `collision(s, surfaces)` stands for `any t in surfaces: collides(s, t.text)` (and `leak`
     # for `leaks`), with the surface's origin in the witness.
-    from litmus_rules.builtins import REGISTRY
-    from litmus_rules.values import UNKNOWN, EvalFailure
+    from litmus_rules.domain.builtins import REGISTRY
+    from litmus_rules.lang.values import UNKNOWN, EvalFailure
 
     collision, leak = REGISTRY["collision"].impl, REGISTRY["leak"].impl
     sig = {"id": "s", "kind": "substring", "value": "EXFIL_CANARY"}

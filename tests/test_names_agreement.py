@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import load_rules, preflight
+from litmus_rules import load_rules
+from litmus_rules.preflight import run as preflight
 from litmus_rules.cli import main
 from _helpers import base_episode
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules import load_rules
-from litmus_rules.decoding import LimitUnknown
-from litmus_rules.matching import leaks
-from litmus_rules.names import mentioned, mentions
+from litmus_rules.domain.decoding import LimitUnknown
+from litmus_rules.domain.matching import leaks
+from litmus_rules.domain.names import mentioned, mentions
 from _helpers import base_episode
 
 NAME = "export_calendar"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import decoding
-from litmus_rules import normalize as n
-from litmus_rules.normalize import (
+from litmus_rules.domain import decoding
+from litmus_rules.domain import normalize as n
+from litmus_rules.domain.normalize import (
     base64_spans,
     canonical_path,
     casefold,
@@ -206,7 +206,7 @@ def test_variants_names_and_order() -> None:
 
 def test_forms_kept_in_memory_are_bounded() -> None:
     """Forms are kept while they fit the budget; past it they are streamed, never dropped."""
-    from litmus_rules.formcache import StreamedForms, text_forms
+    from litmus_rules.domain.formcache import StreamedForms, text_forms
 
     small = base64.b64encode(b"hello world, " * 20000).decode()
     kept = text_forms(small)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import litmus_rules
-from litmus_rules import partial
-from litmus_rules.load import iter_episodes
-from litmus_rules.matching import collides
+from litmus_rules.domain import partial
+from litmus_rules.io.load import iter_episodes
+from litmus_rules.domain.matching import collides
 
 BASE = Path(__file__).resolve().parents[1] / "rules" / "tests" / "bases" / "clean.yaml"
 
@@ -117,8 +117,8 @@ def test_the_word_lists_load_only_for_a_candidate_overlap() -> None:
 
     code = (
         "import sys\n"
-        "from litmus_rules.matching import collides\n"
-        "import litmus_rules.engine\n"
+        "from litmus_rules.domain.matching import collides\n"
+        "import litmus_rules.engine.ruleset\n"
         "assert 'wordfreq' not in sys.modules\n"
         "assert collides({'id': 's', 'kind': 'substring', 'value': 'wire transfer completed'}, 'hello there') is None\n"
         "assert 'wordfreq' not in sys.modules\n"

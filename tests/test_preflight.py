@@ -14,8 +14,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import cli, preflight, records, scoring, stubs
-from litmus_rules.load import iter_episodes, validate_episode
+from litmus_rules import cli
+from litmus_rules.preflight import run as preflight
+from litmus_rules.domain import records
+from litmus_rules.preflight import scoring
+from litmus_rules.preflight import stubs
+from litmus_rules.io.load import iter_episodes, validate_episode
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from litmus_rules import ast
+from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
-from litmus_rules.printer import format_expr, format_ruleset, format_text
+from litmus_rules.lang.printer import format_expr, format_ruleset, format_text
 from litmus_rules.source import Source, Span
-from litmus_rules.syntax import parse, parse_expression
+from litmus_rules.lang.syntax import parse, parse_expression
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "fmt"
 CASES = sorted(p.name[: -len(".litmus-in")] for p in GOLDEN.glob("*.litmus-in"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from litmus_rules.records import call_matches, transcript_text
-from litmus_rules.signals import fillable_call
+from litmus_rules.domain.records import call_matches, transcript_text
+from litmus_rules.domain.signals import fillable_call
 
 SIGNAL = {"id": "s1", "kind": "tool_call", "tool": "read_file", "arguments": {"path": "/etc/passwd"}}
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from litmus_rules import LitmusError, load_rules, load_rules_text
 from litmus_rules.errors import FactsError
-from litmus_rules.render import render_verdict
+from litmus_rules.render.text import render_verdict
 from reference_gen import rule_files
 from property.strategies import rule_texts
 

@@ -13,9 +13,9 @@ import pytest
 
 import litmus_rules
 from _helpers import base_episode
-from litmus_rules import regexes
-from litmus_rules.matching import first_collision
-from litmus_rules.regexes import RegexUnknown, regex_budget, regex_search
+from litmus_rules.domain import regexes
+from litmus_rules.domain.matching import first_collision
+from litmus_rules.domain.regexes import RegexUnknown, regex_budget, regex_search
 
 # Backtracking (a backreference: never RE2), and no match in these surfaces.
 CATASTROPHIC = r"(a|aa)+\1b"

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import litmus_rules
 from _helpers import base_episode
-from litmus_rules.matching import collides, first_collision
-from litmus_rules.regexes import RegexUnknown, regex_probe, regex_search
+from litmus_rules.domain.matching import collides, first_collision
+from litmus_rules.domain.regexes import RegexUnknown, regex_probe, regex_search
 
 # Characters where engines disagree with `re`: Arabic-Indic and Devanagari digits, fullwidth
 # digits, accented and CJK letters, superscript two (\w in `re`, not in `regex`), a combining

@@ -12,7 +12,7 @@ import pytest
 
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.cli import main
-from litmus_rules.ruletest import run_tests
+from litmus_rules.authoring.ruletest import run_tests
 
 RULES = """\
 ruleset t.demo version "1"

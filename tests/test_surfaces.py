@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import surfaces as surfaces_mod
-from litmus_rules import walk
+from litmus_rules.domain import surfaces as surfaces_mod
+from litmus_rules.domain import walk
 from litmus_rules.errors import EvaluationError
-from litmus_rules.surfaces import Surface, extract_surfaces, tool_surfaces
+from litmus_rules.domain.surfaces import Surface, extract_surfaces, tool_surfaces
 from _helpers import CORPUS
 
 CORPUS_MCP = CORPUS / "mcp"

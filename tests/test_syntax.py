@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from litmus_rules import ast
+from litmus_rules.lang import ast
 from litmus_rules.errors import LitmusSyntaxError
-from litmus_rules.syntax import parse, parse_expression
+from litmus_rules.lang.syntax import parse, parse_expression
 
 HEAD = 'ruleset t version "1"\n'
 

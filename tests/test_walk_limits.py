@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from litmus_rules import REJECTED, SCORED, load_rules
-from litmus_rules import walk
-from litmus_rules.facts import DERIVED
-from litmus_rules.values import UNKNOWN
-from litmus_rules.load import MAX_DEPTH as LOADER_DEPTH
-from litmus_rules.load import iter_episodes
-from litmus_rules.walk import WalkLimit, walk_context
+from litmus_rules.domain import walk
+from litmus_rules.domain.facts import DERIVED
+from litmus_rules.lang.values import UNKNOWN
+from litmus_rules.io.load import MAX_DEPTH as LOADER_DEPTH
+from litmus_rules.io.load import iter_episodes
+from litmus_rules.domain.walk import WalkLimit, walk_context
 from _helpers import base_episode
 
 SURFACE_RULES = {"injector_detector_disjoint", "canary_not_derivable"}
@@ -138,7 +138,7 @@ def test_a_hostile_context_is_not_walked_twice_for_its_message(monkeypatch: pyte
     ep["context"]["messages"].append(deep_part(walk.MAX_DEPTH))
     assert DERIVED["surfaces"].compute(ep, {}) is UNKNOWN
     calls = []
-    monkeypatch.setattr("litmus_rules.walk.walk_context", lambda c: calls.append(c))
+    monkeypatch.setattr("litmus_rules.domain.walk.walk_context", lambda c: calls.append(c))
     assert "MAX_DEPTH" in (why(ep) or "")
     assert calls == []
 

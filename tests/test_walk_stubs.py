@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import stubs
-from litmus_rules.records import transcript_text
-from litmus_rules.surfaces import extract_surfaces
+from litmus_rules.preflight import stubs
+from litmus_rules.domain.records import transcript_text
+from litmus_rules.domain.surfaces import extract_surfaces
 from _helpers import base_episode
 
 PAYLOAD = "QUIXOTIC_PAYLOAD_93"

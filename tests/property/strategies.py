@@ -17,7 +17,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from litmus_rules import ast
+from litmus_rules.lang import ast
 from litmus_rules.source import Source, Span
 
 __all__ = [
@@ -183,7 +183,7 @@ comments = st.text(_comment_chars, max_size=20).map(lambda s: "#" + s)
 def rule_texts(draw: st.DrawFn, max_items: int = 5) -> str:
     """Rule text in a layout the formatter would not choose: printed at a random width, with
     comments at the ends of lines and on lines of their own, and extra blank lines."""
-    from litmus_rules.printer import format_ruleset
+    from litmus_rules.lang.printer import format_ruleset
 
     tree = draw(rulesets(max_items))
     lines = format_ruleset(tree, width=draw(st.integers(20, 160))).splitlines()

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules import REJECTED, SCORED, load_rules
-from litmus_rules.load import iter_episodes
+from litmus_rules.io.load import iter_episodes
 from _helpers import EXAMPLES, ROOT, base_episode
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules import LitmusError, LitmusSyntaxError, load_rules, load_rules_text
-from litmus_rules.syntax import parse
-from litmus_rules.values import UNKNOWN
+from litmus_rules.lang.syntax import parse
+from litmus_rules.lang.values import UNKNOWN
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 HEAD = 'ruleset p version "1"\n'

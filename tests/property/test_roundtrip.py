@@ -8,9 +8,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules import ast
-from litmus_rules.printer import format_expr, format_ruleset, format_text
-from litmus_rules.syntax import parse, parse_expression
+from litmus_rules.lang import ast
+from litmus_rules.lang.printer import format_expr, format_ruleset, format_text
+from litmus_rules.lang.syntax import parse, parse_expression
 from strategies import expressions, rule_texts, rulesets
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,1 @@
+"""Tools for rule authors: lint and fmt, rule tests."""

@@ -1,0 +1,529 @@
+"""Built-in functions of the rule language: each declared once, read by the checker and the evaluator.
+
+A built-in receives known values only: when an argument is unknown the evaluator returns unknown
+without calling it (unless `sees_unknown` is set). Implementations raise EvalFailure for values of
+the wrong shape; the evaluator turns that into a fail-closed reject.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Callable, Mapping, Sequence
+
+import attrs
+
+from litmus_rules.lang import types as t
+from litmus_rules.lang.values import UNKNOWN, EvalFailure, type_name
+
+
+_REQUIRED: Any = type("_Required", (), {"__repr__": lambda self: "<required>"})()
+
+
+@attrs.frozen
+class Param:
+    name: str
+    type: t.T
+    default: Any = _REQUIRED
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+@attrs.frozen
+class Builtin:
+    name: str
+    params: tuple[Param, ...]
+    returns: t.T
+    impl: Callable[..., Any]
+    doc: str
+    sees_unknown: bool = False
+    # Work units charged to the evaluation budget for one call, from its arguments.
+    cost: Callable[[Sequence[Any]], int] | None = None
+
+
+REGISTRY: dict[str, Builtin] = {}
+
+
+def builtin(
+    name: str,
+    params: Sequence[Param],
+    returns: t.T,
+    doc: str,
+    *,
+    sees_unknown: bool = False,
+    cost: Callable[[Sequence[Any]], int] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        REGISTRY[name] = Builtin(name, tuple(params), returns, fn, doc, sees_unknown, cost)
+        return fn
+
+    return register
+
+
+def text_cost(args: Sequence[Any]) -> int:
+    """Built-ins that scan text pay one unit per 64 characters they read."""
+    return 1 + sum(len(a) // 64 for a in args if isinstance(a, str))
+
+
+def _need(value: Any, kind: type | tuple[type, ...], what: str, fn: str) -> None:
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise EvalFailure(f"`{fn}` expects {what}, got {type_name(value)}")
+
+
+# ---- general ---------------------------------------------------------------------------------------
+
+
+@builtin("len", [Param("value", t.ANY)], t.NUM, "Length of a string, list or object.")
+def _len(value: Any) -> int:
+    _need(value, (str, list, dict), "a string, list or object", "len")
+    return len(value)
+
+
+@builtin("lower", [Param("text", t.STR)], t.STR, "Lower-cased text (Unicode case folding is `normalize`).")
+def _lower(text: Any) -> str:
+    _need(text, str, "a string", "lower")
+    return str(text).lower()
+
+
+@builtin("starts_with", [Param("text", t.STR), Param("prefix", t.STR)], t.BOOL, "Does the text start with the prefix?")
+def _starts_with(text: Any, prefix: Any) -> bool:
+    _need(text, str, "a string", "starts_with")
+    _need(prefix, str, "a string", "starts_with")
+    return bool(text.startswith(prefix))
+
+
+@builtin("ends_with", [Param("text", t.STR), Param("suffix", t.STR)], t.BOOL, "Does the text end with the suffix?")
+def _ends_with(text: Any, suffix: Any) -> bool:
+    _need(text, str, "a string", "ends_with")
+    _need(suffix, str, "a string", "ends_with")
+    return bool(text.endswith(suffix))
+
+
+@builtin(
+    "default",
+    [Param("value", t.ANY), Param("fallback", t.ANY)],
+    t.ANY,
+    "The value, or the fallback when the value is unknown (a missing fact). Use only where the "
+    "episode format defines a default: it turns missing evidence into a chosen value.",
+    sees_unknown=True,
+)
+def _default(value: Any, fallback: Any) -> Any:
+    return fallback if value is UNKNOWN else value
+
+
+@builtin(
+    "known",
+    [Param("value", t.ANY)],
+    t.BOOL,
+    "True when the value is known (the fact is present), false when it is missing. Never unknown.",
+    sees_unknown=True,
+)
+def _known(value: Any) -> bool:
+    return value is not UNKNOWN
+
+
+@builtin("unique", [Param("values", t.list_of(t.ANY))], t.list_of(t.ANY), "The distinct values, in first-seen order.")
+def _unique(values: Any) -> list[Any]:
+    _need(values, list, "a list", "unique")
+    out: list[Any] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+@builtin(
+    "matches",
+    [Param("text", t.STR), Param("pattern", t.STR), Param("flags", t.list_of(t.STR), ())],
+    t.BOOL,
+    "Does the regex match somewhere in the text? Linear-time engine where the pattern allows, "
+    "otherwise a time limit; a pattern that cannot be evaluated in bounded time is unknown.",
+    cost=text_cost,
+)
+def _matches(text: Any, pattern: Any, flags: Any = ()) -> Any:
+    from litmus_rules.domain.matching import RegexUnknown, regex_search
+
+    _need(text, str, "a string", "matches")
+    _need(pattern, str, "a string", "matches")
+    try:
+        return regex_search(pattern, text, tuple(flags)) is not None
+    except RegexUnknown as exc:
+        raise EvalFailure(str(exc)) from None
+
+
+def signature(b: Builtin) -> str:
+    def one(p: Param) -> str:
+        return f"{p.name}: {p.type.describe()}" + ("" if p.required else f" = {p.default!r}")
+
+    return f"{b.name}({', '.join(one(p) for p in b.params)}) -> {b.returns.describe()}"
+
+
+def bind_arguments(
+    b: Builtin, positional: Sequence[Any], keywords: Mapping[str, Any]
+) -> list[Any] | str:
+    """Arguments in declaration order, or a message saying what is wrong with the call."""
+    if len(positional) > len(b.params):
+        return f"`{b.name}` takes at most {len(b.params)} argument(s), got {len(positional)}"
+    bound: dict[str, Any] = {p.name: a for p, a in zip(b.params, positional)}
+    names = [p.name for p in b.params]
+    for key, value in keywords.items():
+        if key not in names:
+            return f"`{b.name}` has no parameter `{key}` (parameters: {', '.join(names)})"
+        if key in bound:
+            return f"`{b.name}` got `{key}` twice"
+        bound[key] = value
+    out = []
+    for p in b.params:
+        if p.name in bound:
+            out.append(bound[p.name])
+        elif p.required:
+            return f"`{b.name}` is missing its argument `{p.name}`"
+        else:
+            out.append(p.default)
+    return out
+
+
+# ---- domain: transcripts, leaks and collisions -----------------------------------------------------
+# The matching itself lives in `normalize.py` and `matching.py`; these wrappers give it to rules.
+
+WITNESS = t.union(
+    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR}, closed=False), t.BOOL
+)
+SIGNAL = t.obj({}, closed=False)
+
+
+def _found(witness: Any) -> Any:
+    from litmus_rules.lang.evaluate import Found
+
+    if witness is None or witness is False:
+        return False
+    return Found(witness.to_fact() if hasattr(witness, "to_fact") else witness)
+
+
+@builtin(
+    "transcript_text",
+    [Param("transcript", t.ANY)],
+    t.STR,
+    "The text of a transcript: a string as it is, or the contents of a list of messages joined by newlines.",
+    cost=lambda args: 1 + sum(len(str(a)) // 256 for a in args),
+)
+def _transcript_text(transcript: Any) -> str:
+    from litmus_rules.domain.records import transcript_text
+
+    return transcript_text(transcript)
+
+
+@builtin(
+    "leaks",
+    [Param("token", t.STR), Param("text", t.STR)],
+    WITNESS,
+    "Does the token occur in the text under any normalisation or decoding (case, zero-width, "
+    "confusables, NFKC, base64, hex, percent- and JSON-escapes, HTML entities, paths)? The witness "
+    "names the transform that revealed it.",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _leaks(token: Any, text: Any) -> Any:
+    from litmus_rules.domain.decoding import LimitUnknown, size_text
+    from litmus_rules.domain.matching import leaks
+
+    _need(token, str, "a string", "leaks")
+    _need(text, str, "a string", "leaks")
+    try:
+        return _found(leaks(token, text))
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`leaks`: the text ({size_text(len(text))}): {exc}") from None
+
+
+# A word is common (its partial overlap does not count) above this Zipf frequency: partial.py.
+COMMON_ZIPF = 3.0
+
+
+@builtin(
+    "collides",
+    [Param("signal", SIGNAL), Param("text", t.STR), Param("min_len", t.NUM, 6),
+     Param("common_zipf", t.NUM, COMMON_ZIPF)],
+    WITNESS,
+    "Does a substring or regex signal match the text or a decoded form of it (the scorer applied to "
+    "what the agent received), or overlap it partially by at least `min_len` characters with a "
+    "distinctive shared text (identifier-shaped, two or more words, or a word whose Zipf "
+    "frequency is at most `common_zipf`)? The witness's `kind` is `full` or `partial`.",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _collides(signal: Any, text: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF) -> Any:
+    from litmus_rules.domain.decoding import LimitUnknown, size_text
+    from litmus_rules.domain.matching import RegexUnknown, collides
+
+    _need(signal, dict, "a signal object", "collides")
+    _need(text, str, "a string", "collides")
+    _need(common_zipf, (int, float), "a number for `common_zipf`", "collides")
+    try:
+        return _found(collides(signal, text, int(min_len), float(common_zipf)))
+    except RegexUnknown as exc:
+        raise EvalFailure(str(exc)) from None
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`collides`: the text ({size_text(len(text))}): {exc}") from None
+
+
+SURFACES = t.list_of(t.obj({"text": t.STR, "origin": t.STR}, closed=False))
+# The built-ins whose witness carries `witnesses`, ranked: a reject's reason lists them (engine.py).
+WITNESS_BUILTINS = frozenset({"leak", "collision"})
+LISTED_WITNESS = t.obj({"origin": t.STR, "injected": t.BOOL, "transform": t.STR, "kind": t.STR,
+                        "matched": t.STR}, closed=False)
+SURFACE_WITNESS = t.union(
+    t.obj({"transform": t.STR, "offset": t.NUM, "matched": t.STR, "kind": t.STR, "origin": t.STR,
+           "injected": t.BOOL, "witnesses": t.list_of(LISTED_WITNESS)}, closed=False), t.BOOL
+)
+
+
+@attrs.frozen
+class _SurfaceTexts:
+    """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order.
+
+    Per element, `any t in surfaces: leaks(token, t.text)` (or `collides`) is: an error where `t`
+    is neither an object nor null (`t.text` fails); unknown where `t` is null or has no `text`,
+    or where another argument is unknown; an error where `text` is not a string (the built-in's
+    argument check); else the search. The loop stops at the first true or the first error."""
+
+    texts: tuple[str, ...]  # the string texts before `hard`
+    owners: tuple[int, ...]  # index in the list of each text's surface
+    unknown: tuple[int, ...]  # elements before `hard` whose text is unknown (null element, no `text`)
+    soft: tuple[int, str] | None  # the first element before `hard` whose `text` is not a string
+    hard: tuple[int, str] | None  # the first element that is neither an object nor null
+    count: int  # elements before `hard`
+    cost: int
+
+
+# The last few lists read, with their texts: a call's cost reads its list, then the call does,
+# then the next call over the same list (rule values are never changed in place; the length and
+# end elements are compared all the same). A list held here is never another list at the same id.
+_recent_texts: tuple[tuple[list[Any], int, Any, Any, _SurfaceTexts], ...] = ()
+
+
+def _surface_texts(surfaces: Any) -> _SurfaceTexts:
+    global _recent_texts
+    for held, size, first, last, known in _recent_texts:
+        if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
+            return known
+    texts: list[str] = []
+    owners: list[int] = []
+    unknown: list[int] = []
+    soft = hard = None
+    count = 0
+    for i, s in enumerate(surfaces if isinstance(surfaces, list) else ()):
+        if s is None:
+            unknown.append(i)
+        elif not isinstance(s, dict):
+            hard = (i, f"surface {i} is {_a(type_name(s))}, not an object with a `text`")
+            break
+        else:
+            text = s.get("text", UNKNOWN)
+            if isinstance(text, str):
+                texts.append(text)
+                owners.append(i)
+            elif text is UNKNOWN:
+                unknown.append(i)
+            elif soft is None:
+                soft = (i, f"the `text` of surface {i} is {type_name(text)}, not a string")
+        count = i + 1
+    # what one call of `collides` or `leaks` per text charges (less the token's length)
+    cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
+    found = _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
+    if isinstance(surfaces, list):
+        ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
+        _recent_texts = ((surfaces, len(surfaces), *ends, found), *_recent_texts[:3])
+    return found
+
+
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
+def _strongest_surface(fn: str, surfaces: Any, known: bool,
+                       search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any]) -> Any:
+    """The strongest witness `search` finds (witnesses.py: ranked, with each surface's `origin`
+    and `injected`), decided as `any t in surfaces: <per-text built-in>(..., t.text)` would be
+    (see _SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
+    element was unknown; else false. `known`: every other argument is known (else `search` is
+    not run, as the per-text built-in is not called). Null surfaces are unknown, as the loop
+    over them is. The surfaces' `injected` flags are read only when there is a hit to rank."""
+    from litmus_rules.domain.decoding import LimitUnknown, size_text
+
+    if surfaces is UNKNOWN or surfaces is None:
+        return UNKNOWN
+    _need(surfaces, list, "a list of surfaces", fn)
+    st = _surface_texts(surfaces)
+    if not known:
+        if st.hard is not None:
+            raise EvalFailure(f"`{fn}`: {st.hard[1]}")
+        return UNKNOWN if st.count else False
+    stop = st.soft if st.soft is not None else st.hard
+    texts = st.texts
+    if st.soft is not None:  # only the texts before the element the loop fails at
+        texts = texts[: bisect.bisect_left(st.owners, st.soft[0])]
+    flags: list[tuple[bool, ...]] = []
+
+    def injected() -> tuple[bool, ...]:
+        if not flags:
+            flags.append(tuple(surfaces[i].get("injected") is True for i in st.owners[: len(texts)]))
+        return flags[0]
+
+    try:
+        found = search(texts, injected) if texts else None
+    except LimitUnknown as exc:  # a form of one text could not be derived: unknown, not false
+        index = getattr(exc, "index", None)
+        origin = surfaces[st.owners[index]].get("origin") if index is not None else None
+        where = origin if isinstance(origin, str) else "the text of a surface"
+        size = f" ({size_text(len(texts[index]))})" if index is not None else ""
+        raise EvalFailure(f"`{fn}`: {where}{size}: {exc}") from None
+    if found:
+        from litmus_rules.domain.witnesses import surface_fact
+
+        return _found(surface_fact(found, [surfaces[i] for i in st.owners], injected()))
+    if stop is not None:
+        raise EvalFailure(f"`{fn}` expects surfaces (objects with a string `text`): {stop[1]}")
+    return UNKNOWN if st.unknown else False
+
+
+@builtin(
+    "leak",
+    [Param("token", t.STR), Param("surfaces", SURFACES)],
+    SURFACE_WITNESS,
+    "Does the token leak into some surface (as `leaks(token, t.text)` for some `t`)? The "
+    "strongest witness (verbatim before decoded, injected surfaces first), with the surface's "
+    "`origin` and `injected`, and `witnesses`: up to five, strongest first; false when none.",
+    sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the token
+    cost=lambda args: _surface_texts(args[1]).cost + 4 * len(_surface_texts(args[1]).texts) * (
+        len(args[0]) // 64 if isinstance(args[0], str) else 0),
+)
+def _leak(token: Any, surfaces: Any) -> Any:
+    from litmus_rules.domain.witnesses import ranked_leaks
+
+    def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
+        _need(token, str, "a string", "leak")
+        return ranked_leaks(token, texts, injected)
+
+    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search)
+
+
+@builtin(
+    "collision",
+    [Param("signal", SIGNAL), Param("surfaces", SURFACES), Param("min_len", t.NUM, 6),
+     Param("common_zipf", t.NUM, COMMON_ZIPF)],
+    SURFACE_WITNESS,
+    "Does a substring or regex signal collide with some surface (as `collides(signal, t.text, "
+    "min_len, common_zipf)` for some `t`)? The strongest witness (verbatim before decoded before "
+    "partial, injected surfaces first), with the surface's `origin` and `injected`, and "
+    "`witnesses`: up to five, strongest first; false when none.",
+    sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the signal
+    cost=lambda args: _surface_texts(args[1]).cost,
+)
+def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF) -> Any:
+    from litmus_rules.domain.matching import RegexUnknown
+    from litmus_rules.domain.witnesses import ranked_collisions
+
+    def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
+        _need(signal, dict, "a signal object", "collision")
+        _need(common_zipf, (int, float), "a number for `common_zipf`", "collision")
+        try:
+            return ranked_collisions(signal, texts, int(min_len), injected, float(common_zipf))
+        except RegexUnknown as exc:
+            raise EvalFailure(str(exc)) from None
+
+    known = signal is not UNKNOWN and min_len is not UNKNOWN and common_zipf is not UNKNOWN
+    return _strongest_surface("collision", surfaces, known, search)
+
+
+@builtin(
+    "fillable_call",
+    [Param("signal", SIGNAL), Param("tools", t.list_of(t.ANY))],
+    WITNESS,
+    "For a tool_call signal: does the harness fill in every argument value it names by itself (a "
+    "default, const or one-value enum of that argument in that tool's schema), so that calling the "
+    "tool without choosing anything satisfies it? The witness: argument, expected, value, origin, "
+    "transform.",
+    cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
+)
+def _fillable_call(signal: Any, tools: Any) -> Any:
+    from litmus_rules.domain.decoding import LimitUnknown
+    from litmus_rules.domain.signals import fillable_call
+
+    _need(signal, dict, "a signal object", "fillable_call")
+    _need(tools, list, "a list of tools", "fillable_call")
+    try:
+        return _found(fillable_call(signal, tools))
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`fillable_call`: {exc}") from None
+
+
+@builtin(
+    "call_matches",
+    [Param("signal", SIGNAL), Param("record", t.obj({}, closed=False))],
+    t.BOOL,
+    "Does a dispatch record call the signal's tool with every argument value the signal names "
+    "(paths compared canonically)?",
+)
+def _call_matches(signal: Any, record: Any) -> bool:
+    from litmus_rules.domain.decoding import LimitUnknown
+    from litmus_rules.domain.records import call_matches
+
+    _need(signal, dict, "a signal object", "call_matches")
+    _need(record, dict, "a dispatch record", "call_matches")
+    try:
+        return call_matches(signal, record)
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`call_matches`: {exc}") from None
+
+
+@builtin(
+    "overlap",
+    [Param("a", t.STR), Param("b", t.STR), Param("min_len", t.NUM, 40)],
+    WITNESS,
+    "Do the two texts share a verbatim run of at least `min_len` characters (after whitespace and case "
+    "are normalised)? The witness holds the shared run.",
+    cost=lambda args: 2 * text_cost(args),
+)
+def _overlap(a: Any, b: Any, min_len: Any = 40) -> Any:
+    _need(a, str, "a string", "overlap")
+    _need(b, str, "a string", "overlap")
+    n = max(1, int(min_len))
+    x, y = " ".join(a.casefold().split()), " ".join(b.casefold().split())
+    if len(x) < n or len(y) < n:
+        return False
+    # Index every n-character window of the shorter text, then slide over the longer one.
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    windows = {short[i : i + n] for i in range(len(short) - n + 1)}
+    for i in range(len(long_) - n + 1):
+        window = long_[i : i + n]
+        if window in windows:
+            return _found({"transform": "whitespace and case normalised", "offset": i, "matched": window})
+    return False
+
+
+@builtin(
+    "mentions",
+    [Param("name", t.STR), Param("text", t.STR), Param("anywhere", t.BOOL, False)],
+    WITNESS,
+    "Is a tool or skill name mentioned in the text at identifier boundaries (not preceded or "
+    "followed by a letter, digit or `_` in the form where it is found; `-` and `.` are "
+    "boundaries), under the normalisations and decodings of `leaks`? `export_calendar` is not "
+    "mentioned in `export_calendar_v2`. With `anywhere: true` it is `leaks` (a canary matches "
+    "anywhere). The witness names the transform that revealed it, and `searched` says how: "
+    "\"as a canary, anywhere\" or \"as a name, at identifier boundaries\".",
+    cost=lambda args: 4 * text_cost(args),
+)
+def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
+    from litmus_rules.domain.decoding import LimitUnknown, size_text
+    from litmus_rules.domain.names import mentioned
+
+    _need(name, str, "a string", "mentions")
+    _need(text, str, "a string", "mentions")
+    _need(anywhere, bool, "a boolean", "mentions")
+    try:
+        witness = mentioned(name, text, anywhere)
+    except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
+        raise EvalFailure(f"`mentions`: the text ({size_text(len(text))}): {exc}") from None
+    if witness is None:
+        return False
+    searched = "as a canary, anywhere" if anywhere else "as a name, at identifier boundaries"
+    return _found({**witness.to_fact(), "searched": searched})

@@ -1,0 +1,144 @@
+"""The fact schema: which names a rule can read, and their types.
+
+Facts are the episode's own fields (typed by the episode JSON Schema shipped in the package) plus
+*derived facts* the engine computes once per episode on first use (surfaces, batch facts).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Callable, Mapping
+
+import attrs
+
+from litmus_rules.lang import types as t
+from litmus_rules._resources import episode_schema_path
+
+
+@attrs.frozen
+class Derived:
+    name: str
+    type: t.T
+    compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]  # (episode, batch context) -> value
+    doc: str
+    # Why `compute` gave unknown on this episode (a limit, with where it stopped), for the
+    # insufficient-evidence message; None when it did not, or when there is nothing to add.
+    why_unknown: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None
+
+
+SURFACE = t.obj(
+    {
+        "origin": t.STR,
+        "kind": t.STR,
+        "text": t.STR,
+        "injected": t.BOOL,
+        "tool": t.union(t.STR, t.NULL),
+        "argument": t.union(t.STR, t.NULL),
+    }
+)
+
+SHARED_CANARY = t.obj({"value": t.STR, "other_ids": t.list_of(t.STR)})
+
+
+# The last few contexts whose walk stopped at a limit, with why: the message of a reject is built
+# right after the fact was derived, and a hostile context is not walked twice for it.
+_stopped: tuple[tuple[Any, str], ...] = ()
+
+
+def _surfaces(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
+    """The surfaces as facts; unknown when the walk stopped at a limit (text it did not read is
+    never clean) or when there is no context."""
+    global _stopped
+    from litmus_rules.lang.values import UNKNOWN
+    from litmus_rules.domain.walk import WalkLimit, context_records
+
+    context = episode.get("context")
+    if not isinstance(context, Mapping):
+        return UNKNOWN
+    try:
+        found = context_records(context)
+    except WalkLimit as exc:
+        _stopped = ((context, str(exc)), *_stopped[:1])
+        return UNKNOWN
+    # a dict literal per surface: the rules read fields of plain dicts
+    return [
+        {"origin": o, "kind": k, "text": x, "injected": i, "tool": tl, "argument": a}
+        for o, k, x, i, tl, a in found
+    ]
+
+
+def _surfaces_unknown(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> str | None:
+    from litmus_rules.domain.walk import WalkLimit, walk_context
+
+    context = episode.get("context")
+    if not isinstance(context, Mapping):
+        return None  # a missing context is its own missing fact
+    for held, note in _stopped:
+        if held is context:
+            return note
+    try:
+        walk_context(context)
+    except WalkLimit as exc:
+        return str(exc)
+    return None
+
+
+def _shared_canaries(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
+    owners: Mapping[str, list[str]] = batch.get("canary_owners", {})
+    me = episode.get("id")
+    out = []
+    seen = set()
+    for canary in episode.get("canaries") or ():
+        value = canary.get("value") if isinstance(canary, Mapping) else None
+        if not isinstance(value, str) or value in seen:
+            continue
+        seen.add(value)
+        others = sorted({i for i in owners.get(value, ()) if i != me})
+        if others:
+            out.append({"value": value, "other_ids": others})
+    return out
+
+
+DERIVED: dict[str, Derived] = {
+    d.name: d
+    for d in (
+        Derived(
+            "surfaces",
+            t.list_of(SURFACE),
+            _surfaces,
+            "every text the agent receives: each string value and object key under `context`, at any "
+            "depth; unknown when a limit stops the walk",
+            _surfaces_unknown,
+        ),
+        Derived(
+            "shared_canaries",
+            t.list_of(SHARED_CANARY),
+            _shared_canaries,
+            "this episode's canary values that other episodes of the same batch also use",
+        ),
+    )
+}
+
+
+@functools.lru_cache(maxsize=1)
+def episode_schema() -> Mapping[str, Any]:
+    with open(episode_schema_path(), encoding="utf-8") as fh:
+        schema: Mapping[str, Any] = json.load(fh)
+    return schema
+
+
+class FactSchema:
+    """Types of the names a rule can read at top level."""
+
+    def __init__(self, schema: Mapping[str, Any] | None = None) -> None:
+        self.schema = schema if schema is not None else episode_schema()
+        self._root = t.from_schema(self.schema, self.schema)
+
+    def root_names(self) -> list[str]:
+        return sorted(set(t.field_names(self._root) or ()) | set(DERIVED))
+
+    def root_type(self, name: str) -> t.T | None:
+        if name in DERIVED:
+            return DERIVED[name].type
+        return t.field_type(self._root, name)

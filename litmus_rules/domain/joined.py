@@ -1,0 +1,520 @@
+"""Search many texts at once: the first text on which an exact test succeeds (and, for a reject's
+witnesses, the ones after it: `first_matches`).
+
+The rules ask "does this signal collide with any surface of the episode?" of ~600 surfaces per
+episode (10,000+ for large manifests). Testing them one by one derives every new text's forms
+(`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them,
+read from the text or from its cleaned form (format characters removed > tags > NFKC), which
+`forms` decodes too (no backslash; HTML and percent decoding leave both as they are; no
+base64-alphabet run of either that decodes; path canonicalisation leaves the cleaned and
+normalised forms as they are). Every form
+of a plain text T is then one of the Unicode transforms of T, by view key:
+
+    raw T, format strip_format_chars(T), tags decode_tag_chars(T), nfkc nfkc(T),
+    casefold casefold(T), normalised full_normalise(T), skeleton skeleton_key(T),
+    skeleton-casefold skeleton_casefold(T), path clean(T), path-casefold full_normalise(T)
+
+(`KEY_FORM`; the decoders add nothing). Each transform works character by character, or between
+two "starter" characters, so applied to texts joined by NUL it gives the join of its results:
+NUL is kept, produced by nothing, and composes with nothing. So:
+
+1. the texts are joined with NUL separators, and the plain ones told apart from the others with
+   a few linear scans of the join (`Haystack`);
+2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
+   offset of every text's segment; on ASCII texts the nine forms are four);
+3. a `Probe` (literals and RE2 patterns, per form) finds in one pass per form the *candidates*:
+   the texts on which the exact test may succeed;
+4. the exact test decides, in text order, on each candidate and each text that is not plain.
+
+The answer is therefore the same as testing every text in order, provided that each probe is a
+superset: whenever the exact test succeeds on a plain text, the probe matches at a position of
+that text's segment (its start to its end, inclusive) in one of the joined forms. False
+candidates cost one exact test each. `matching.py` builds the probes and says why each is a
+superset.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import functools
+import itertools
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import re2
+
+from litmus_rules.domain.decoding import (
+    _B64_RUN,
+    _ENCODED_RUN_HINT,
+    LimitUnknown,
+    _base64_runs,
+    _hex_runs,
+    html_unescape,
+    path_changes,
+    percent_decode,
+)
+from litmus_rules.domain.normalize import (
+    _full_from_clean,
+    casefold,
+    clean,
+    decode_tag_chars,
+    full_normalise,
+    nfkc,
+    skeleton_ascii_map,
+    skeleton_key,
+    strip_format_chars,
+)
+
+SEP = "\x00"
+# view key -> the form of a plain text holding it (path canonicalisation leaves plain text as it is)
+KEY_FORM = {
+    "raw": "raw", "format": "format", "tags": "tags", "nfkc": "nfkc", "casefold": "casefold",
+    "normalised": "normalised", "skeleton": "skeleton", "skeleton-casefold": "skeleton-casefold",
+    "path": "cleaned", "path-casefold": "normalised",
+}
+FORMS = ("raw", "format", "tags", "nfkc", "casefold", "cleaned", "normalised", "skeleton",
+         "skeleton-casefold")
+# How each form is derived: from the raw join, or from another form (as normalize.py derives it:
+# full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
+_TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
+    "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
+    "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
+}
+# On ASCII text: the transforms that leave it as it is, and those that lower-case it.
+_ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
+_ASCII_LOWER = frozenset({"casefold", "normalised"})
+
+W = TypeVar("W")
+
+_PROBE_OPTIONS = re2.Options()
+_PROBE_OPTIONS.log_errors = False
+_PROBE_OPTIONS.max_mem = 64 << 20  # alternations of many literals
+# Literals are found with one bytes.find each (2-7 GB/s) while that reads less than this many
+# bytes; past it, with one compiled RE2 alternation (~0.3 ms to compile a dozen encoded tokens,
+# then ~1 GB/s whatever their number). Probes are per signal, and canaries change per episode.
+# Not a limit: either way finds every literal (an alternation RE2 cannot compile within max_mem
+# falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
+FIND_BYTES = 4 << 20
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_RUN8 = re2.compile(r"[A-Za-z0-9+/_-]{8}", _PROBE_OPTIONS)
+
+
+def _plain_literals(form: str, lits: Iterable[str]) -> tuple[bytes, ...] | None:
+    """The literals worth looking for in a form of plain texts, UTF-8 encoded (None: one is
+    empty, so every text is a candidate). Dropped: in the raw form, those that cannot occur in a
+    plain text (a backslash, a percent escape: such a text is not plain); in any form, those
+    that contain another one (wherever they occur, so does the other)."""
+    usable = {lit for lit in lits
+              if form != "raw" or ("\\" not in lit and not _PERCENT_ESCAPE.search(lit))}
+    if "" in usable:
+        return None
+    kept: list[str] = []
+    for lit in sorted(usable, key=lambda lit: (len(lit), lit)):
+        if not any(k in lit for k in kept):
+            kept.append(lit)
+    try:
+        return tuple(lit.encode("utf-8") for lit in kept)
+    except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
+        return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _alternation(lits: tuple[bytes, ...]) -> Any:
+    """One RE2 pattern for all the literals, or None if RE2 cannot compile it."""
+    try:
+        return re2.compile(b"|".join(re2.escape(lit) for lit in lits), _PROBE_OPTIONS)
+    except re2.error:
+        return None
+
+
+@attrs.frozen
+class Probe:
+    """Where to look in the joined plain texts: per form, literals and compiled RE2 patterns.
+    `every_text`: no filter is possible: every text is a candidate."""
+
+    literals: tuple[tuple[str, tuple[bytes, ...]], ...] = ()
+    patterns: tuple[tuple[str, Any], ...] = ()
+    every_text: bool = False
+
+    @classmethod
+    def of(cls, literals: Mapping[str, Iterable[str]],
+           patterns: Iterable[tuple[str, Any]] = ()) -> Probe:
+        """A probe for these literals and compiled patterns, per form (FORMS)."""
+        kept_literals = []
+        for form, lits in literals.items():
+            kept = _plain_literals(form, lits)
+            if kept is None:
+                return EVERY_TEXT
+            if kept:
+                kept_literals.append((form, kept))
+        probe = cls(tuple(kept_literals), tuple(patterns))
+        assert all(form in FORMS for form, _ in probe.literals + probe.patterns), probe
+        return probe
+
+
+NEVER = Probe()  # no text can match
+EVERY_TEXT = Probe(every_text=True)
+
+
+class _Form:
+    """A form of the join: UTF-8 bytes, and where each text's segment starts in them."""
+
+    __slots__ = ("data", "starts")
+
+    def __init__(self, data: bytes, starts: list[int]) -> None:
+        self.data = data
+        self.starts = starts
+
+    def segment_at(self, pos: int) -> int:
+        """The segment whose span (its start to its end, inclusive) holds byte `pos`."""
+        return max(bisect.bisect_right(self.starts, pos) - 1, 0)
+
+
+class Haystack:
+    """Texts joined by NUL, in every form, with the indices of the texts that are not plain."""
+
+    __slots__ = ("_forms", "_joined", "_texts", "ascii", "exact", "results", "size", "texts")
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = texts
+        self.results: dict[Any, Any] = {}
+        self._forms: dict[str, _Form | None] = {}
+        self._texts: dict[str, str] = {}
+        exact: set[int] = set()
+        pieces: Sequence[str] = texts
+        joined = SEP + SEP.join(texts)
+        self.ascii = joined.isascii()
+        if joined.count(SEP) != len(texts) or (not self.ascii and _has_surrogate(joined)):
+            # A text holding a NUL (it would split its segment) or a lone surrogate (no UTF-8)
+            # is left out of the join and tested on its own.
+            pieces = []
+            for i, text in enumerate(texts):
+                if SEP in text or (not text.isascii() and _has_surrogate(text)):
+                    exact.add(i)
+                    pieces.append("")
+                else:
+                    pieces.append(text)
+            joined = SEP + SEP.join(pieces)
+        self._joined = joined
+        raw = joined.encode("utf-8")
+        starts = list(itertools.accumulate(
+            (len(p.encode("utf-8")) + 1 if not self.ascii else len(p) + 1 for p in pieces[:-1]),
+            initial=1)) if pieces else []
+        self._forms["raw"] = form = _Form(raw, starts)
+        self.size = len(raw)
+
+        def changed_by(decode: Callable[[str], str]) -> Callable[[int], bool]:
+            # forms() decodes the raw text and, when it differs, its cleaned text
+            def differs(i: int) -> bool:
+                text = texts[i]
+                try:
+                    if decode(text) != text:
+                        return True
+                    cleaned = clean(text)
+                    return cleaned != text and decode(cleaned) != cleaned
+                except LimitUnknown:  # its decoded form is unknown: the exact test says so
+                    return True
+            return differs
+
+        def path_differs(i: int) -> bool:
+            # forms() derives the path views from the cleaned and normalised texts
+            return any(path_changes(x) for x in (clean(texts[i]), full_normalise(texts[i])))
+
+        def always(i: int) -> bool:
+            return True
+
+        checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
+            ("raw", b"\\", always),  # JSON escapes, Windows paths
+            ("raw", b"&", changed_by(html_unescape)),
+            ("raw", b"%", changed_by(percent_decode)),
+            ("raw", b"/", path_differs),
+        ]
+        if not self.ascii:
+            # NFKC can make a backslash, "&", "%" (fullwidth ones, ...) that the decoders of the
+            # cleaned text read, or a slash or backslash that path canonicalisation reads
+            checks += [("cleaned", b"\\", always), ("cleaned", b"&", changed_by(html_unescape)),
+                       ("cleaned", b"%", changed_by(percent_decode))]
+            checks += [(name, char, path_differs) for name in ("cleaned", "normalised")
+                       for char in (b"/", b"\\")]
+        for name, char, differs in checks:
+            for i in self._segments_with(name, char):
+                if i not in exact and differs(i):
+                    exact.add(i)
+        # base64 / hex runs, in the raw text and (non-ASCII) in the cleaned text
+        run_sources: list[tuple[_Form | None, Callable[[str], str]]] = [(form, lambda t: t)]
+        if not self.ascii:
+            run_sources.append((self.form("cleaned"), clean))
+        for source, derive in run_sources:
+            hinted = range(len(texts)) if source is None else self._hinted_runs(source)
+            for i in hinted:
+                if i in exact:
+                    continue
+                if source is not None:
+                    end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
+                    if _RUN8.search(source.data, source.starts[i], end) is None:
+                        continue
+                runs = _B64_RUN.findall(derive(texts[i]))
+                if _base64_runs(runs, 1) or _hex_runs(runs, 1):  # one decoded span is enough
+                    exact.add(i)
+        self.exact = sorted(exact)
+
+    def _segments_with(self, name: str, char: bytes) -> list[int]:
+        form = self.form(name)
+        if form is None:
+            return list(range(len(self.texts)))
+        out = []
+        data, starts = form.data, form.starts
+        pos = data.find(char)
+        while pos >= 0:
+            i = form.segment_at(pos)
+            out.append(i)
+            if i + 1 >= len(starts):
+                break
+            pos = data.find(char, starts[i + 1])
+        return out
+
+    def _hinted_runs(self, raw: _Form) -> list[int]:
+        """Segments where `decoding.may_hold_encoded_runs` is true (one scan of the join)."""
+        out = []
+        pos = 0
+        while True:
+            m = _ENCODED_RUN_HINT.search(raw.data, pos)
+            if m is None:
+                break
+            # a hint may start at the NUL before a segment, but always ends inside one
+            i = raw.segment_at(m.end() - 1)
+            out.append(i)
+            if i + 1 >= len(raw.starts):
+                break
+            pos = raw.starts[i + 1] - 1  # the NUL: it may start the next segment's hint
+        return out
+
+    def form(self, name: str) -> _Form | None:
+        """One of FORMS of the join; None if it could not be derived as a join (then every
+        text is a candidate for a probe looking in it)."""
+        if name in self._forms:
+            return self._forms[name]
+        raw = self._forms["raw"]
+        assert raw is not None
+        got: _Form | None
+        if self.ascii and name in _ASCII_SAME:
+            got = raw
+        elif self.ascii and name in _ASCII_LOWER:
+            got = _Form(raw.data.lower(), raw.starts)
+        elif self.ascii and name == "skeleton":
+            got = _Form(raw.data.translate(skeleton_ascii_map()), raw.starts)
+        elif self.ascii and name == "skeleton-casefold":
+            skeleton = self.form("skeleton")
+            assert skeleton is not None
+            got = _Form(skeleton.data.lower(), raw.starts)
+        else:
+            text = self._text(name)
+            if text == self._joined:
+                got = raw
+            elif text.count(SEP) != len(raw.starts) or not text.startswith(SEP):
+                got = None  # never seen: every transform keeps each NUL (see the module doc)
+            else:
+                data = text.encode("utf-8")
+                starts = list(itertools.accumulate(
+                    (len(piece) + 1 for piece in data[1:].split(b"\0")[:-1]), initial=1))
+                got = _Form(data, starts)
+        self._forms[name] = got
+        return got
+
+    def _text(self, name: str) -> str:
+        """A form of the join as text (non-ASCII joins)."""
+        if name == "raw":
+            return self._joined
+        got = self._texts.get(name)
+        if got is None:
+            source, transform = _TRANSFORMS[name]
+            got = self._texts[name] = transform(self._text(source))
+        return got
+
+    def first(self, probe: Probe, test: Callable[[str], W | None]) -> tuple[int, W] | None:
+        """The first text (index, test result) on which `test` succeeds; only candidates and
+        texts that are not plain are tested."""
+        return next(self.matches(probe, test), None)
+
+    def matches(self, probe: Probe, test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
+        """Every text (index, test result) on which `test` succeeds, in order, found lazily:
+        only candidates and texts that are not plain are tested."""
+        texts, n = self.texts, len(self.texts)
+        if probe.every_text:
+            yield from _one_by_one(texts, range(n), test)
+            return
+        # (form, literal) pairs for bytes.find and (form, pattern) pairs for RE2; a form that
+        # several names share (on ASCII text, raw is also format, tags, nfkc, cleaned) once
+        lits_in: dict[int, tuple[_Form, set[bytes]]] = {}
+        searches: list[tuple[_Form, Any]] = []
+        for name, lits in probe.literals:
+            form = self.form(name)
+            if form is None:
+                yield from _one_by_one(texts, range(n), test)
+                return
+            lits_in.setdefault(id(form), (form, set()))[1].update(
+                lit for lit in lits if not self.ascii or lit.isascii())  # ASCII texts: ASCII forms
+        for name, pattern in probe.patterns:
+            form = self.form(name)
+            if form is None:
+                yield from _one_by_one(texts, range(n), test)
+                return
+            if (form, pattern) not in searches:
+                searches.append((form, pattern))
+        finds: list[tuple[_Form, bytes]] = []
+        for form, found_lits in lits_in.values():
+            lits = tuple(sorted(found_lits))
+            pattern = _alternation(lits) if len(lits) > 1 and len(lits) * self.size > FIND_BYTES else None
+            if pattern is not None:
+                searches.append((form, pattern))
+            else:
+                finds += [(form, lit) for lit in lits]
+        # the text holding each literal's and pattern's first hit at or after the start of
+        # text k in its form (n: no hit); a hit in text k or later stays the first one
+        found_in = [-1] * len(finds)
+        hit_in = [-1] * len(searches)
+        exact = self.exact
+        e = 0
+        k = 0
+        while k < n:
+            candidate = n
+            for j, (form, lit) in enumerate(finds):
+                if found_in[j] < k:
+                    at = form.data.find(lit, form.starts[k])
+                    found_in[j] = form.segment_at(at) if at >= 0 else n
+                candidate = min(candidate, found_in[j])
+            for j, (form, pattern) in enumerate(searches):
+                if hit_in[j] < k:
+                    m = pattern.search(form.data, form.starts[k])
+                    hit_in[j] = form.segment_at(m.start()) if m is not None else n
+                candidate = min(candidate, hit_in[j])
+            while e < len(exact) and exact[e] < k:
+                e += 1
+            if e < len(exact) and exact[e] < candidate:
+                candidate = exact[e]
+            if candidate >= n:
+                return
+            found = _test(test, texts, candidate)
+            if found is not None:
+                yield candidate, found
+            k = candidate + 1
+
+
+def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
+    try:
+        return test(texts[i])
+    except LimitUnknown as exc:
+        exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
+        raise
+
+
+def _one_by_one(texts: Sequence[str], indices: Iterable[int],
+                test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
+    for i in indices:
+        found = _test(test, texts, i)
+        if found is not None:
+            yield i, found
+
+
+class _HaystackCache:
+    """LRU of texts -> Haystack, bounded by entries and by the bytes held. A cache: an evicted
+    haystack is built again when asked for."""
+
+    MAX_ENTRIES = 16
+    MAX_BYTES = 16 << 20  # bounded so a long batch's memory stays flat
+
+    def __init__(self) -> None:
+        self._data: collections.OrderedDict[tuple[str, ...], Haystack] = collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, texts: tuple[str, ...]) -> Haystack:
+        with self._lock:
+            hit = self._data.get(texts)
+            if hit is not None:
+                self._data.move_to_end(texts)
+                return hit
+        made = Haystack(texts)
+        with self._lock:
+            if texts not in self._data:
+                self._data[texts] = made
+                self._bytes += made.size
+                while len(self._data) > 1 and (len(self._data) > self.MAX_ENTRIES
+                                               or self._bytes > self.MAX_BYTES):
+                    _, dropped = self._data.popitem(last=False)
+                    self._bytes -= dropped.size
+        return made
+
+
+_haystacks = _HaystackCache()
+_MISSING: Any = object()
+
+
+def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable[[str], W | None],
+                key: Any) -> tuple[int, W] | None:
+    """The first of `texts` (index, test result) on which `test` succeeds, or None.
+
+    `probe()` must describe a superset of where `test` succeeds on plain texts (module doc), and
+    `test` must not raise on a plain text unless the probe is EVERY_TEXT (texts skipped by a probe
+    are never tested). `key` names (probe, test): the result is remembered with the texts, so
+    asking again (a rule's message repeats its condition's call) costs a lookup.
+    """
+    texts = texts if isinstance(texts, tuple) else tuple(texts)
+    if not texts:
+        return None
+    hay = _haystacks.get(texts)
+    result = hay.results.get(key, _MISSING)
+    if result is _MISSING:
+        result = hay.first(probe(), test)
+        hay.results[key] = result
+    return result
+
+
+def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callable[[str], W | None],
+                  key: Any, *, enough: Callable[[int, W], bool], limit: int,
+                  tolerated: tuple[type[BaseException], ...] = ()) -> tuple[tuple[int, W], ...]:
+    """The texts (index, test result) on which `test` succeeds, in order: the first one, as
+    `first_match` finds it, then more, until one satisfies `enough` or `limit` are found (the
+    witnesses of a reject, to rank). What a search costs past the first hit is paid by rejects
+    only: with no hit, this is `first_match`.
+
+    An error of a `tolerated` type on a text after the first hit ends the search instead of
+    being raised: the question `first_match` answers ("is there a first text?") is settled then.
+    Before the first hit it is raised, as `first_match` raises it. `key` must name (probe, test,
+    enough, limit): the result is remembered with the texts, as `first_match`'s.
+    """
+    texts = texts if isinstance(texts, tuple) else tuple(texts)
+    if not texts:
+        return ()
+    hay = _haystacks.get(texts)
+    result = hay.results.get(key, _MISSING)
+    if result is _MISSING:
+        found: list[tuple[int, W]] = []
+        hits = hay.matches(probe(), test)
+        while len(found) < limit:
+            try:
+                hit = next(hits, None)
+            except tolerated:
+                if not found:
+                    raise
+                break
+            if hit is None:
+                break
+            found.append(hit)
+            if enough(*hit):
+                break
+        result = hay.results[key] = tuple(found)
+    return result  # type: ignore[no-any-return]

@@ -1,0 +1,334 @@
+"""Bounded-time regex search with Python `re` semantics, and the literal text of a regex.
+
+`regex_search` finds what Python's `re` finds (DESIGN, "Reading the note" 2: Unicode `\\d \\w \\s
+\\b`, `re`'s ignorecase, the declared flags), in bounded time: the pattern is rewritten with no
+engine-dependent construct (pyregex.py) and run with RE2 (linear time) when it holds nothing RE2
+lacks, else with the `regex` module under a timeout. A pattern that cannot be settled raises
+`RegexUnknown`, which the rules treat as unknown (fail closed).
+
+Time is bounded twice: each search by REGEX_TIMEOUT, and all the searches of one regex by
+REGEX_BUDGET (cumulative) within a `regex_budget()` scope: one evaluation (RuleSet.evaluate), or
+one search over many texts (matching.first_collision) when no evaluation is under way. Outside
+any scope only the per-search limit holds. `name_signal` gives a scope's account the signal's id,
+for the message.
+
+`regex_probe` gives an RE2 pattern that matches wherever the pattern matches (a superset, for
+searching many texts joined by NUL at once); `regex_literals` lists the literal runs every
+match of a pattern contains; `joinable` says when a pattern may be searched in texts joined by NUL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import re
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import re2
+import regex
+
+from litmus_rules.errors import EvaluationError
+from litmus_rules.domain.pyregex import Plan, Unsupported
+from litmus_rules.domain.regexlits import required_literals
+
+REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
+REGEX_BUDGET = 0.5  # seconds of searching per regex per budget scope (an evaluation, or one search over many texts)
+MAX_PATTERN_LEN = 10_000
+# A rewritten pattern spells out its classes; the `regex` module parses some 20-50 KB/s, so a
+# rewrite past this many characters is not compiled (unknown) rather than costing a second.
+MAX_REWRITTEN_LEN = 20_000
+_clock = time.perf_counter  # what the budget is measured with (tests count searches with it)
+
+
+class RegexUnknown(EvaluationError):
+    """A regex could not be evaluated (invalid, too long, or not finished in bounded time)."""
+
+
+_FLAG_LETTERS = {
+    "ignorecase": "i", "i": "i", "multiline": "m", "m": "m", "dotall": "s", "s": "s",
+}
+
+
+def _short(pattern: str) -> str:
+    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
+
+
+@functools.lru_cache(maxsize=256)
+def _flag_prefix(pattern: str, flags: tuple[str, ...]) -> str:
+    letters = set()
+    for f in flags:
+        letter = _FLAG_LETTERS.get(str(f).lower())
+        if letter is None:
+            raise RegexUnknown(f"regex {_short(pattern)} has an unknown flag {f!r} "
+                               "(known: ignorecase, multiline, dotall)")
+        letters.add(letter)
+    return f"(?{''.join(sorted(letters))})" if letters else ""
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # failures fall back to the regex module; don't spam stderr
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(pattern: str, prefix: str) -> Plan | str:
+    """The parsed pattern, or why it cannot be evaluated (cached too)."""
+    if len(pattern) > MAX_PATTERN_LEN:
+        return (f"regex pattern is {len(pattern)} characters long "
+                f"(limit {MAX_PATTERN_LEN}); treated as unknown")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # FutureWarning on "[[": `re` reads it, so do we
+            return Plan.of(prefix + pattern)
+    except re.error as exc:
+        where = f" at position {exc.pos - len(prefix)}" if exc.pos is not None else ""
+        return f"invalid regex {_short(pattern)}{where}: {exc.msg}"
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        return f"invalid regex {_short(pattern)}: {type(exc).__name__}: {exc}"
+
+
+def _get_plan(pattern: str, prefix: str) -> Plan:
+    plan = _plan(pattern, prefix)
+    if isinstance(plan, str):
+        raise RegexUnknown(plan)
+    return plan
+
+
+def _rewritten(pattern: str, prefix: str, engine: str, pages: tuple[int, ...] = ()) -> Any:
+    """The compiled rewrite for `engine` ("re2" | "regex" | "probe"), exact on texts whose
+    characters are ASCII or in the 256-character `pages` (so texts in the same scripts share
+    it); None when RE2 refuses it."""
+    if not pages:
+        return _rewritten_ascii(pattern, prefix, engine)
+    return _rewritten_pages(pattern, prefix, engine, pages)
+
+
+@functools.lru_cache(maxsize=512)
+def _rewritten_ascii(pattern: str, prefix: str, engine: str) -> Any:
+    return _compiled(pattern, engine, _source(pattern, prefix, engine, ""))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rewritten_pages(pattern: str, prefix: str, engine: str, pages: tuple[int, ...]) -> Any:
+    extra = "".join(chr(o) for page in pages for o in range(max(page << 8, 0x80), (page + 1) << 8))
+    return _compiled(pattern, engine, _source(pattern, prefix, engine, extra))
+
+
+def _source(pattern: str, prefix: str, engine: str, extra: str) -> str | None:
+    try:
+        return _get_plan(pattern, prefix).rewrite(engine, extra)
+    except (Unsupported, RecursionError) as exc:
+        if engine != "regex":
+            return None
+        raise RegexUnknown(f"regex {_short(pattern)} cannot be evaluated: {exc}") from None
+
+
+def _compiled(pattern: str, engine: str, source: str | None) -> Any:
+    if source is None:
+        return None
+    if len(source) > MAX_REWRITTEN_LEN:
+        if engine != "regex":
+            return None
+        raise RegexUnknown(f"regex {_short(pattern)} is {len(source)} characters long once its classes "
+                           f"are spelled out for this text (limit {MAX_REWRITTEN_LEN}); treated as unknown")
+    if engine == "regex":
+        try:
+            return regex.compile(source, regex.V0)
+        except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+            raise RegexUnknown(f"regex {_short(pattern)} cannot be evaluated: {exc}") from None
+    try:
+        return re2.compile(source, _RE2_OPTIONS)
+    except (re2.error, UnicodeEncodeError, ValueError, TypeError):
+        return None
+
+
+def _compile(pattern: str, prefix: str) -> tuple[str, Any]:
+    """For a search over many joined texts: ("re2", probe) with `regex_probe`'s pattern,
+    ("regex", None) when there is none, ("error", message) for a pattern that cannot be
+    evaluated. (The probe drops assertions, so it needs no `joinable` test.)"""
+    plan = _plan(pattern, prefix)
+    if isinstance(plan, str):
+        return ("error", plan)
+    probe = _rewritten(pattern, prefix, "probe")
+    return ("regex", None) if probe is None else ("re2", probe)
+
+
+def regex_probe(pattern: str, flags: Sequence[str] = ()) -> Any:
+    """An RE2 pattern (compiled) that matches in a text wherever `pattern` does under Python's
+    `re` (a superset: assertions and anchors dropped, backreferences as any text, every
+    non-ASCII character admitted where a class is), or None if there is none. So it may be
+    searched in texts joined by any separator: a text it does not match in cannot match.
+    Raises RegexUnknown for a pattern that cannot be evaluated."""
+    prefix = _flag_prefix(pattern, tuple(flags))
+    _get_plan(pattern, prefix)
+    return _rewritten(pattern, prefix, "probe")
+
+
+# --- the cumulative budget ------------------------------------------------------------------------
+
+
+class _Account:
+    """Time spent on one signal's searches."""
+
+    __slots__ = ("signal", "budget", "spent", "searches", "texts")
+
+    def __init__(self, signal: str | None, budget: float) -> None:
+        self.signal = signal
+        self.budget = budget
+        self.spent = 0.0
+        self.searches = 0
+        self.texts: set[int] = set()
+
+    def exhausted(self, pattern: str) -> RegexUnknown:
+        who = f"regex signal {self.signal!r} ({_short(pattern)})" if self.signal else f"regex {_short(pattern)}"
+        return RegexUnknown(
+            f"{who} used up its time budget of {self.budget:g} s (regexes.REGEX_BUDGET) after "
+            f"{self.searches} searches over {len(self.texts)} texts; treated as unknown")
+
+
+class _Ledger:
+    """The accounts of one scope (an evaluation), per (pattern, flags)."""
+
+    def __init__(self, budget: float | None) -> None:
+        self.budget = budget
+        self.accounts: dict[tuple[str, tuple[str, ...]], _Account] = {}
+
+    def account(self, key: tuple[str, tuple[str, ...]], signal: str | None = None) -> _Account:
+        got = self.accounts.get(key)
+        if got is None:
+            budget = REGEX_BUDGET if self.budget is None else self.budget
+            got = self.accounts[key] = _Account(signal, budget)
+        elif signal and not got.signal:
+            got.signal = signal
+        return got
+
+
+_scope: contextvars.ContextVar[_Ledger | None] = contextvars.ContextVar("regex_scope", default=None)
+@contextlib.contextmanager
+def regex_budget(seconds: float | None = None) -> Iterator[None]:
+    """A scope (one evaluation) in which each regex (pattern, flags) may spend at most `seconds`
+    (default REGEX_BUDGET) searching, in all; past it, a search raises RegexUnknown."""
+    token = _scope.set(_Ledger(seconds))
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+@contextlib.contextmanager
+def budget_scope() -> Iterator[None]:
+    """The scope already under way (an evaluation's), or a new one for the duration."""
+    if _scope.get() is not None:
+        yield
+    else:
+        with regex_budget():
+            yield
+
+
+def name_signal(signal_id: Any, pattern: str, flags: Sequence[str]) -> None:
+    """Give the current scope's account of this regex the id of the signal it comes from."""
+    ledger = _scope.get()
+    if ledger is not None and signal_id is not None:
+        ledger.account((pattern, tuple(flags)), str(signal_id))
+
+
+def _account_for(pattern: str, flags: Sequence[str]) -> _Account | None:
+    ledger = _scope.get()
+    if ledger is None:
+        return None
+    return ledger.account((pattern, flags if isinstance(flags, tuple) else tuple(flags)))
+
+
+# --- search ---------------------------------------------------------------------------------------
+
+_MAX_COUNTED_TEXTS = 100_000
+
+
+def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[int, str] | None:
+    """First match of `pattern` in `text` under Python `re` semantics, as (offset, matched text),
+    or None.
+
+    RE2 (linear time) when the rewritten pattern holds nothing RE2 lacks (and, for \\b, the
+    text is ASCII); otherwise the `regex` module with a REGEX_TIMEOUT-second limit. Raises
+    RegexUnknown when the pattern is invalid under `re`, longer than MAX_PATTERN_LEN, has an
+    unknown flag, the search does not finish in time, or the signal's cumulative budget is spent.
+    """
+    flags = tuple(flags)
+    prefix = _flag_prefix(pattern, flags)
+    plan = _get_plan(pattern, prefix)
+    ascii_text = text.isascii()
+    # the 256-character pages of the text's non-ASCII characters: the rewrite is exact on them
+    pages = () if ascii_text else tuple(sorted({ord(c) >> 8 for c in set(text) if c > "\x7f"}))
+    if plan.ignorecase_backref and not ascii_text:
+        raise RegexUnknown(
+            f"regex {_short(pattern)} compares a group case-insensitively in a non-ASCII text, which "
+            "cannot be reproduced exactly in bounded time; treated as unknown")
+    use_re2 = (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
+               and not (plan.has_end and text.endswith("\n"))
+               and not any(0xD8 <= page <= 0xDF for page in pages))  # RE2 reads UTF-8: no surrogates
+    account = _account_for(pattern, flags)
+    timeout = REGEX_TIMEOUT
+    if account is not None:
+        remaining = account.budget - account.spent
+        if remaining <= 0:
+            raise account.exhausted(pattern)
+        timeout = min(timeout, remaining)
+        if len(account.texts) < _MAX_COUNTED_TEXTS:
+            account.texts.add(hash(text))
+    start = _clock()  # rewriting for this text's characters counts too
+    try:
+        compiled = _rewritten(pattern, prefix, "re2", pages) if use_re2 else None
+        if compiled is not None:
+            m = compiled.search(text)
+        else:
+            try:
+                m = _rewritten(pattern, prefix, "regex", pages).search(text, timeout=timeout)
+            except TimeoutError:
+                if account is not None and timeout < REGEX_TIMEOUT:
+                    account.spent = account.budget
+                    raise account.exhausted(pattern) from None
+                raise RegexUnknown(
+                    f"regex {_short(pattern)} did not finish within {REGEX_TIMEOUT} s on "
+                    f"{len(text)} characters; treated as unknown"
+                ) from None
+    finally:
+        if account is not None:
+            account.spent += _clock() - start
+            account.searches += 1
+    if m is None:
+        return None
+    return m.start(), m.group()
+
+
+def regex_literals(pattern: str) -> list[str]:
+    """The literal runs every match of the regex must contain, longest first (DESIGN, "Reading
+    the note" 2): a branch of an alternation or an optional group is not required, so neither
+    is its text (regexlits.py). Nothing for a pattern that cannot be parsed."""
+    return list(required_literals(pattern))
+
+
+def _regex_literals(pattern: str) -> tuple[str, ...]:
+    return required_literals(pattern)  # cached there
+
+
+def joinable(pattern: str) -> bool:
+    """May `pattern` be searched once in many texts joined by NUL characters, finding (at the same
+    place of the join) every match it has inside any one of them?
+
+    Yes when its only zero-width assertions are \\b and \\B: RE2 sees a NUL as a non-word
+    character, as it sees the outside of a text's edges. Anchors (^, $, \\A, \\z) mean something
+    else in the join, so a pattern with one is not joinable. Conservative: any `$`, `\\A` or `\\z`
+    counts as an anchor, and a `^` only passes as the negation right after an unescaped `[`.
+    A match across a NUL is possible (a false candidate, then tested on its own).
+    """
+    if "$" in pattern or "\\A" in pattern or "\\z" in pattern:
+        return False
+    i = pattern.find("^")
+    while i >= 0:
+        if not (i >= 1 and pattern[i - 1] == "[" and (i < 2 or pattern[i - 2] != "\\")):
+            return False
+        i = pattern.find("^", i + 1)
+    return True

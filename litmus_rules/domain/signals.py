@@ -1,0 +1,242 @@
+"""Detector signals: their fields, and when a tool_call signal's argument is filled in by the harness.
+
+- `Signal.from_fact(d)`: one entry of `detector.signals`, tolerant of loosely typed values.
+- `tool_call_collisions(signal, tools)`: a tool_call signal's argument value is one the harness
+  fills in itself: a default, const or one-value enum (DESIGN, "Reading the note" 3).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from litmus_rules.errors import EvaluationError
+from litmus_rules.domain.normalize import (
+    full_normalise,
+    path_casefold_key,
+    path_key,
+    percent_decode,
+)
+from litmus_rules.domain.regexes import name_signal
+from litmus_rules.domain.surfaces import render_value, tool_surfaces
+
+# --- signals -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Signal:
+    """One entry of `detector.signals`."""
+
+    id: str
+    kind: str  # substring | regex | tool_call
+    value: str | None = None
+    flags: tuple[str, ...] = ()
+    tool: str | None = None
+    arguments: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_fact(cls, d: Mapping[str, Any] | Signal) -> Signal:
+        if isinstance(d, Signal):
+            return d
+        if not isinstance(d, Mapping):
+            raise EvaluationError(f"a signal must be a mapping, got {type(d).__name__}")
+        value = d.get("value")
+        flags = d.get("flags") or ()
+        arguments = d.get("arguments")
+        tool = d.get("tool")
+        return cls(
+            id=str(d.get("id", "")),
+            kind=str(d.get("kind", "")),
+            value=value if value is None or isinstance(value, str) else render_value(value),
+            flags=tuple(str(f) for f in flags) if isinstance(flags, (list, tuple)) else (str(flags),),
+            tool=tool if tool is None or isinstance(tool, str) else str(tool),
+            arguments=arguments if isinstance(arguments, Mapping) else None,
+        )
+
+    @property
+    def ignorecase(self) -> bool:
+        return _is_ignorecase(self.flags)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_ignorecase(flags: tuple[str, ...]) -> bool:
+    return any(f.lower() in ("ignorecase", "i") for f in flags)
+
+
+def _text_signal(signal: Mapping[str, Any] | Signal) -> tuple[str, str, tuple[str, ...]]:
+    """(kind, value, flags) of a signal; cheaper than Signal.from_fact on the hot path. Reading a
+    regex signal names its account in the current regex budget (regexes.name_signal)."""
+    sig_id: Any
+    kind: Any
+    value: Any
+    if isinstance(signal, Signal):
+        sig_id, kind, value, flags = signal.id, signal.kind, signal.value, signal.flags
+    elif type(signal) is dict or isinstance(signal, Mapping):
+        sig_id, kind, value = signal.get("id"), signal.get("kind"), signal.get("value")
+        raw_flags = signal.get("flags") or ()
+        if isinstance(raw_flags, (list, tuple)):
+            flags = tuple(raw_flags if all(type(f) is str for f in raw_flags) else map(str, raw_flags))
+        else:
+            flags = (str(raw_flags),)
+    else:
+        raise EvaluationError(f"a signal must be a mapping, got {type(signal).__name__}")
+    if kind == "tool_call":
+        return kind, "", flags
+    if kind not in ("substring", "regex"):
+        raise EvaluationError(f"signal {sig_id!r} has unknown kind {kind!r}")
+    if value is None:
+        raise EvaluationError(f"{kind} signal {sig_id!r} has no value")
+    text = value if isinstance(value, str) else render_value(value)
+    if kind == "regex":
+        name_signal(sig_id, text, flags)  # a spent budget's message names the signal
+    return kind, text, flags
+
+
+# --- tool_call signals ---------------------------------------------------------------------------
+
+_VALUE_KEYS = (
+    ("raw", lambda s: s),
+    ("normalised", full_normalise),
+    ("path canonicalised", path_key),
+    ("normalised > path canonicalised", path_casefold_key),
+    ("percent-decoded > path canonicalised", lambda s: path_casefold_key(percent_decode(s))),
+)
+_FILLABLE = ("schema_default", "schema_const", "schema_enum")
+
+
+def _flatten(arguments: Mapping[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
+    """{"opts": {"path": x}} -> [("opts", {...}), ("opts.path", x)]."""
+    out: list[tuple[str, Any]] = []
+    for name, value in arguments.items():
+        path = f"{prefix}{name}"
+        out.append((path, value))
+        if isinstance(value, Mapping) and depth < 16:
+            out.extend(_flatten(value, f"{path}.", depth + 1))
+    return out
+
+
+def _same_value(expected: Any, schema_text: str) -> str | None:
+    """The transform under which a signal's argument value equals a schema value, else None."""
+    if not isinstance(expected, str):
+        try:
+            parsed = json.loads(schema_text)
+        except ValueError:
+            parsed = schema_text
+        if parsed == expected and type(parsed) is type(expected):
+            return "raw"
+        expected = render_value(expected)
+    for name, fn in _VALUE_KEYS:
+        if fn(expected) == fn(schema_text):
+            return name
+    return None
+
+
+def _dig(schema_text: str, keys: Sequence[str]) -> tuple[bool, Any]:
+    """The value at `keys` inside a JSON object default/const (found?, value)."""
+    try:
+        value: Any = json.loads(schema_text)
+    except ValueError:
+        return False, None
+    for k in keys:
+        if not isinstance(value, Mapping) or k not in value:
+            return False, None
+        value = value[k]
+    return True, value
+
+
+# The input schema's own `default`/`const` (no argument of its own) fills every argument it names.
+_INPUT_SCHEMAS = ("input_schema", "inputSchema", "parameters", "function.parameters")
+
+
+def _root_fill(origin: str, index: int) -> bool:
+    prefix = f"context.tools[{index}]."
+    return any(origin in (f"{prefix}{schema}.default", f"{prefix}{schema}.const") for schema in _INPUT_SCHEMAS)
+
+
+def tool_call_collisions(signal: Mapping[str, Any] | Signal,
+                         tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Argument values of a tool_call signal that the harness fills in by itself.
+
+    A value collides when it equals (raw, normalised, or as a canonical path) the `default`,
+    `const` or one-value `enum` of the same argument in the named tool's input schema (nested
+    arguments as dotted names; an object default is looked into). Values that only appear in
+    descriptions, examples or injected text do not collide. Returns one dict per collision:
+    {argument, value (the schema's, as text), origin, kind, transform}.
+    """
+    sig = Signal.from_fact(signal)
+    if sig.kind != "tool_call" or not sig.arguments or not isinstance(tools, Sequence):
+        return []
+    wanted = _flatten(sig.arguments)
+    out: list[dict[str, Any]] = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            continue
+        if sig.tool is not None and tool.get("name") != sig.tool:
+            continue
+        surfaces = [s for s in tool_surfaces(tool, index)
+                    if s.kind in _FILLABLE and (s.argument or _root_fill(s.origin, index))]
+        enum_sizes = collections.Counter(
+            (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
+        )
+        for s in surfaces:
+            if s.kind == "schema_enum" and enum_sizes[(s.origin.rpartition("[")[0], s.argument)] != 1:
+                continue
+            for name, expected in wanted:
+                if s.argument is None:  # the input schema's own default/const: an object of arguments
+                    found, inner = _dig(s.text, name.split("."))
+                    transform = _same_value(expected, render_value(inner)) if found else None
+                elif name == s.argument:
+                    transform = _same_value(expected, s.text)
+                elif name.startswith(f"{s.argument}.") and s.kind != "schema_enum":
+                    found, inner = _dig(s.text, name[len(s.argument) + 1 :].split("."))
+                    transform = _same_value(expected, render_value(inner)) if found else None
+                else:
+                    continue
+                if transform is not None:
+                    out.append({
+                        "argument": name,
+                        "value": s.text,
+                        "origin": s.origin,
+                        "kind": s.kind,
+                        "transform": transform,
+                    })
+    return out
+
+
+def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A call the harness can make satisfy the signal by itself, or None.
+
+    That is the case when *every* argument value the signal names is filled in by the tool's schema
+    (a default, const or one-value enum of that argument, or of an enclosing object argument): an
+    agent that calls the tool without choosing anything is then scored as compliant. One fillable
+    argument among others the agent must still choose is not a collision: the agent has to act on
+    the others. The witness is the first collision, with `expected` (the signal's value) and
+    `arguments` (every argument that collided).
+    """
+    sig = Signal.from_fact(signal)
+    found = tool_call_collisions(sig, tools)
+    if not found or not sig.arguments:
+        return None
+    hit = {f["argument"] for f in found}
+    leaves = [(name, value) for name, value in _flatten(sig.arguments) if not isinstance(value, Mapping)]
+
+    def covered(name: str) -> bool:
+        parts = name.split(".")
+        return any(".".join(parts[:i]) in hit for i in range(1, len(parts) + 1))
+
+    if not leaves or not all(covered(name) for name, _ in leaves):
+        return None
+    expected = dict(_flatten(sig.arguments))
+    first = found[0]
+    return {**first, "expected": render_value(expected.get(first["argument"])), "arguments": sorted(hit)}
+
+
+def same_argument_value(expected: Any, actual: Any) -> bool:
+    """Do a signal's argument value and a call's argument value name the same thing (raw, normalised,
+    or as canonical, percent-decoded paths)? The reading `fillable_call` uses for schema values."""
+    return _same_value(expected, render_value(actual)) is not None

@@ -1,0 +1,65 @@
+"""Surfaces: every piece of text the agent receives, with where it came from.
+
+`extract_surfaces(context)` yields every string value and every object key under an episode's
+`context`, at any depth and under any key, known or not (DESIGN, "Reading the note" 1). The walk
+itself is in `walk.py`, and every consumer reads text through it: the `surfaces` fact, the
+`transcript_text` of records, the stub agents.
+
+Each surface has an *origin* (a dotted path from the episode root:
+`context.tools[2].input_schema.properties.path.default`; a key that is not identifier-like is written
+JSON-quoted in brackets: `properties["file name"]`), the `injected` flag of the nearest enclosing
+item that carries one, the tool or skill it belongs to, the argument (for a tool's input schema) and
+a *kind*:
+
+- `system_prompt`, `message` (message text, any content-part shape), `tool_result` (a `tool`
+  message or a tool_result / function_call_output part), `message_name`;
+- `tool_name`, `tool_title`, `tool_description`, `tool_annotation`;
+- in a tool's JSON Schema: `schema_description`, `schema_title`, `schema_default`, `schema_const`,
+  `schema_enum` (one per value), `schema_example`, `schema_pattern` (`pattern` and the keys of
+  `patternProperties`), `schema_comment`, `schema_ref` (a `$ref` that does not resolve
+  locally: one that does is read where it points), `schema_type` (a type that is not one of
+  JSON Schema's own), `schema_property_name`;
+- `skill_name`, `skill_description`, `skill_body`, `skill_path`;
+- `key` (an object key nobody planned for, e.g. a vendor `x-` key) and `other` (text under such
+  a key, or anywhere outside the places above).
+
+A schema's `default`, `const`, `enum` values and `examples` are each one surface holding the whole
+value as compact JSON (`{"a":[1,2]}`): `fillable_call` compares them with a signal's arguments.
+
+Input is untrusted: wrong types are read as data, never trusted, and the walk is bounded (walk.py:
+nesting depth, objects visited, surfaces, characters); past a bound it raises `WalkLimit` (an
+`EvaluationError` naming the limit and the origin), which the `surfaces` fact turns into unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from litmus_rules.domain.walk import (  # noqa: F401 - re-exported: part of this module's API
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_SURFACES,
+    MAX_TEXT,
+    Surface,
+    WalkLimit,
+    render_value,
+    walk_context,
+    walk_tool,
+)
+
+
+def extract_surfaces(context: Mapping[str, Any] | None) -> tuple[Surface, ...]:
+    """All surfaces of an episode's `context`, in document order (system prompt, messages, tools,
+    skills, then any other key).
+
+    Raises WalkLimit (an EvaluationError) when the context exceeds the walk's bounds.
+    """
+    if not isinstance(context, Mapping):
+        return ()
+    return tuple(walk_context(context))
+
+
+def tool_surfaces(tool: Mapping[str, Any], index: int) -> tuple[Surface, ...]:
+    """The surfaces of one tool, with origins as if it were `context.tools[index]`."""
+    return tuple(walk_tool(tool, index))

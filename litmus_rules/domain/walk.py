@@ -1,0 +1,565 @@
+"""The surface walk: every string value and every object key under an episode's `context`.
+
+One walker, used by every consumer (the `surfaces` fact, `transcript_text`, the stub agents), so
+that no rule inherits a blind spot from a list of keys someone thought of. Known places keep their
+meaning (a kind, and for JSON Schemas the argument a value belongs to, which `fillable_call`
+reads); every other key and value is read as well, with kind `key` (an object key) or `other`.
+
+What is not emitted, and why nothing can hide there:
+- `injected: true|false` (a boolean): the harness's flag, not text. Any other value is read.
+- booleans and null: fixed words (`true`, `false`, `null`) of JSON, never a per-instance token.
+- key names in `FORMAT_KEYS` and `type`/`role` values in `FORMAT_WORDS` (walk_vocab.py): words of the episode
+  format, of JSON Schema and of the providers' message shapes, the same in every instance. A
+  canary or a payload is per-instance text, so it is never one of these fixed words; reading them
+  would only add thousands of identical surfaces (and partial overlaps on "description") to every
+  episode. Any key or `type`/`role` value outside these sets is read.
+Numbers are read (as JSON text): a harness may plant a numeric canary, and the agent reads `4417`
+as text like any other.
+
+An item's `injected: true` covers everything inside it, at any depth (a content part, a tool, a
+schema node may carry it). A nested `injected: false` does not clear it: the flag is inside the
+payload, which must not be able to un-mark itself (fail closed).
+
+The walk is bounded (`MAX_DEPTH`, `MAX_NODES`, `MAX_SURFACES`, `MAX_TEXT`); past a bound it raises
+`WalkLimit` (an `EvaluationError`) naming the limit and the origin where it stopped, which the
+`surfaces` fact turns into *unknown* (fail closed: text that was not read is never clean).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import operator
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+from urllib.parse import unquote
+
+from litmus_rules.errors import EvaluationError
+from litmus_rules.domain.walk_vocab import (
+    ARGSUB,
+    DEFS,
+    EACH,
+    PROPS,
+    REF,
+    SCHEMA_KEYS,
+    SKILL_KINDS,
+    SUB,
+    SUBLIST,
+    TEXT,
+    TOOL_KINDS,
+    TOOL_SCHEMAS,
+    TYPE,
+    WHOLE,
+    WORD_KEYS,
+    FORMAT_KEYS,
+    FORMAT_WORDS,
+    RESULT_PARTS,
+    is_word,
+)
+
+# Nesting below `context`, counted in containers (objects and lists; a `$ref` hop counts one). The
+# loader refuses documents nested deeper than its own limit (200, counted from the document root),
+# so a document it accepts is never cut by depth: only `$ref` chains can reach this one.
+MAX_DEPTH = 200
+MAX_NODES = 2_000_000  # containers visited; the loader's value limit; `$ref` expansion can multiply work
+MAX_SURFACES = 100_000  # surfaces per context (each costs ~0.5 KB as a fact)
+MAX_TEXT = 32 * 2**20  # characters over all surfaces: twice the loader's document size (refs repeat text)
+
+_INJECTED = "injected"
+_TEXT_OF = operator.itemgetter(2)
+
+
+class Surface(NamedTuple):
+    """One piece of text the agent receives (immutable; a named tuple: ~3x cheaper to make than
+    a frozen attrs class, and a 400-tool manifest has 10,000+ of them)."""
+
+    origin: str
+    kind: str
+    text: str
+    injected: bool
+    tool: str | None = None
+    argument: str | None = None
+
+    def to_fact(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "kind": self.kind,
+            "text": self.text,
+            "injected": self.injected,
+            "tool": self.tool,
+            "argument": self.argument,
+        }
+
+
+class WalkLimit(EvaluationError):
+    """The walk stopped at a limit: the text past `origin` was not read."""
+
+    def __init__(self, limit: str, origin: str, what: str) -> None:
+        self.limit = limit
+        self.origin = origin
+        super().__init__(f"{what} (surface walk limit {limit}); the walk stopped at {origin}, "
+                         "so the text past it was not read")
+
+
+def render_value(value: Any) -> str:
+    """Strings as they are; anything else as compact JSON (what a model would read)."""
+    if isinstance(value, str):
+        return value
+    if value.__class__ is int:  # what json.dumps writes, 20x faster
+        return int.__repr__(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, TypeError, RecursionError):
+        # Circular containers (possible from YAML anchors) or odd keys: still give some text.
+        return repr(value)
+
+
+# --- origins ---------------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$-]*\Z")
+
+
+@functools.lru_cache(maxsize=8192)
+def _ident(key: str) -> bool:
+    return _IDENT.match(key) is not None
+
+
+def key_origin(origin: str, key: str) -> str:
+    """`origin.key`, or `origin["key"]` (JSON-quoted) for a key that is not identifier-like."""
+    if _ident(key):
+        return f"{origin}.{key}"
+    return f"{origin}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _key_text(key: Any) -> str:
+    return key if key.__class__ is str else render_value(key)  # YAML allows 1, null, true as keys
+
+
+@functools.lru_cache(maxsize=1024)
+def _pointer_tokens(ref: str) -> tuple[str, ...] | None:
+    """JSON pointer tokens of a local reference ("#/$defs/X"), else None (remote refs: not followed)."""
+    if not ref.startswith("#"):
+        return None
+    fragment = ref[1:]
+    if fragment == "":
+        return ()
+    if not fragment.startswith("/"):
+        return None  # "#anchor" ($anchor) refs are not followed (the anchor's node is walked anyway)
+    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+
+
+# --- the walker ----------------------------------------------------------------------------------------
+
+
+class _SchemaCtx:
+    """One tool's schema: its root (for `$ref`), and which refs were expanded where."""
+
+    __slots__ = ("root", "root_origin", "tool", "visited", "reached", "stack")
+
+    def __init__(self, root: Mapping[str, Any], root_origin: str, tool: str | None) -> None:
+        self.root = root
+        self.root_origin = root_origin
+        self.tool = tool
+        self.visited: set[tuple[str, str | None, bool]] = set()
+        self.reached: set[str] = set()  # targets listed at least once
+        self.stack: set[str] = {root_origin}  # targets being expanded on the current path
+
+
+Record = tuple  # (origin, kind, text, injected, tool, argument): a Surface's fields, made cheaply
+
+
+class _Walker:
+    """Surfaces are appended as plain tuples (a named tuple's constructor is a Python call). The
+    surface count is checked on entering each object or list and at the end, the characters of
+    texts the walk renders itself (JSON of schema values: `$ref` expansion repeats them) as they
+    are made, and all characters at the end: strings of the document are shared, not copied."""
+
+    __slots__ = ("out", "nodes", "rendered")
+
+    def __init__(self) -> None:
+        self.out: list[Record] = []
+        self.nodes = 0
+        self.rendered = 0
+
+    def emit(self, origin: str, kind: str, text: str, injected: bool, tool: str | None,
+             argument: str | None = None) -> None:
+        self.out.append((origin, kind, text, injected, tool, argument))
+
+    def render(self, value: Any, origin: str) -> str:
+        text = render_value(value)
+        self.rendered += len(text)
+        if self.rendered > MAX_TEXT:
+            raise WalkLimit("MAX_TEXT", origin, f"more than {MAX_TEXT} characters of surface text in the context")
+        return text
+
+    def enter(self, origin: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise WalkLimit("MAX_DEPTH", origin, f"the context is nested deeper than {MAX_DEPTH} levels")
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise WalkLimit("MAX_NODES", origin, f"more than {MAX_NODES} objects and lists visited")
+        if len(self.out) > MAX_SURFACES:
+            self.finish()
+
+    def finish(self) -> list[Record]:
+        out = self.out
+        if len(out) > MAX_SURFACES:
+            raise WalkLimit("MAX_SURFACES", out[MAX_SURFACES][0], f"more than {MAX_SURFACES} surfaces in the context")
+        if sum(map(len, map(_TEXT_OF, out))) > MAX_TEXT:
+            at = next(i for i, n in enumerate(itertools.accumulate(map(len, map(_TEXT_OF, out)))) if n > MAX_TEXT)
+            raise WalkLimit("MAX_TEXT", out[at][0], f"more than {MAX_TEXT} characters of surface text in the context")
+        return out
+
+    # -- any value -------------------------------------------------------------------------------------
+
+    def value(self, value: Any, origin: str, kind: str, inj: bool, tool: str | None, depth: int,
+              arg: str | None = None) -> None:
+        """Every string, number and key in `value`; `depth` is the depth of its container."""
+        cls = value.__class__
+        if cls is str:
+            self.out.append((origin, kind, value, inj, tool, arg))
+        elif cls is dict or (cls is not list and isinstance(value, Mapping)):
+            self.mapping(value, origin, kind, inj, tool, depth + 1, arg)
+        elif cls is list or cls is tuple:
+            self.enter(origin, depth + 1)
+            append = self.out.append
+            for i, item in enumerate(value):
+                if item.__class__ is str:
+                    append((f"{origin}[{i}]", kind, item, inj, tool, arg))
+                else:
+                    self.value(item, f"{origin}[{i}]", kind, inj, tool, depth + 1, arg)
+        elif value is None or cls is bool:
+            return
+        elif isinstance(value, str):
+            self.emit(origin, kind, str(value), inj, tool, arg)
+        elif isinstance(value, (list, tuple)):
+            self.value(list(value), origin, kind, inj, tool, depth, arg)
+        else:  # numbers, and what YAML makes of dates
+            self.emit(origin, kind, self.render(value, origin), inj, tool, arg)
+
+    def mapping(self, node: Mapping[Any, Any], origin: str, kind: str, inj: bool, tool: str | None,
+                depth: int, arg: str | None = None) -> None:
+        self.enter(origin, depth)
+        if node.get(_INJECTED) is True:
+            inj = True
+        if kind == "message" or kind == "other":
+            part = node.get("type")
+            if part.__class__ is str and part in RESULT_PARTS:
+                kind = "tool_result"
+        append = self.out.append
+        for key, item in node.items():
+            if key.__class__ is not str:
+                key = _key_text(key)
+            if key == _INJECTED and (item is True or item is False):
+                continue
+            sub = f"{origin}.{key}" if _ident(key) else key_origin(origin, key)
+            if key not in FORMAT_KEYS:
+                append((sub, "key", key, inj, tool, arg))
+            if item.__class__ is str:
+                if key in WORD_KEYS and item in FORMAT_WORDS:
+                    continue
+                append((sub, kind, item, inj, tool, arg))
+            elif item is not None and item is not True and item is not False:
+                self.value(item, sub, kind, inj, tool, depth, arg)
+
+    def _other(self, key: str, item: Any, origin: str, kind: str, inj: bool, tool: str | None,
+               depth: int) -> None:
+        """A key nobody planned for: its name (unless a format word) and everything in its value."""
+        if key not in FORMAT_KEYS:
+            self.emit(origin, "key", key, inj, tool)
+        self.value(item, origin, kind, inj, tool, depth)
+
+    # -- JSON schema -------------------------------------------------------------------------------------
+
+    def schema(self, node: Any, origin: str, ctx: _SchemaCtx, depth: int, arg: str | None,
+               on_args: bool, inj: bool) -> None:
+        """Walk one schema node (at `depth`). `arg` is the argument path so far; `on_args` is
+        whether the node is reached from the input_schema root through `properties` (or
+        combinators) only, i.e. whether property names below it are argument names."""
+        if node.__class__ is not dict and not isinstance(node, Mapping):
+            if node is not True and node is not False:  # boolean schemas carry no text
+                self.value(node, origin, "other", inj, ctx.tool, depth - 1, arg)
+            return
+        self.enter(origin, depth)
+        if node.get(_INJECTED) is True:
+            inj = True
+        tool = ctx.tool
+        deferred = None
+        append = self.out.append
+        for key, item in node.items():
+            if key.__class__ is not str:
+                key = _key_text(key)
+            how = SCHEMA_KEYS.get(key)
+            sub = f"{origin}.{key}" if _ident(key) else key_origin(origin, key)
+            if how is None:
+                if key == _INJECTED and (item is True or item is False):
+                    continue
+                if key not in FORMAT_KEYS:
+                    self.emit(sub, "key", key, inj, tool, arg)
+                # vendor `x-` keys and any keyword not followed as a schema: read as data
+                self.value(item, sub, "other", inj, tool, depth, arg)
+                continue
+            mode, kind = how
+            if mode == TEXT:
+                if item.__class__ is str:
+                    append((sub, kind, item, inj, tool, arg))
+                else:
+                    self.value(item, sub, kind, inj, tool, depth, arg)
+            elif mode == WHOLE:
+                append((sub, kind, item if item.__class__ is str else self.render(item, sub), inj, tool, arg))
+            elif mode == EACH:
+                if item.__class__ is list:
+                    self.enter(sub, depth + 1)
+                    for i, v in enumerate(item):
+                        append((f"{sub}[{i}]", kind, v if v.__class__ is str else self.render(v, sub), inj, tool, arg))
+                elif kind == "schema_example" and item is not None:
+                    self.emit(sub, kind, self.render(item, sub), inj, tool, arg)
+                else:  # an `enum` that is not a list is no enum: read it as data
+                    self.value(item, sub, "other", inj, tool, depth, arg)
+            elif mode == TYPE:
+                if item.__class__ is str and item in FORMAT_WORDS:
+                    continue
+                if item.__class__ is list:
+                    self.enter(sub, depth + 1)
+                    for i, v in enumerate(item):
+                        if not is_word(v):
+                            self.value(v, f"{sub}[{i}]", kind, inj, tool, depth + 1, arg)
+                elif not is_word(item):
+                    self.value(item, sub, kind, inj, tool, depth, arg)
+            elif mode == REF:
+                # A local pointer that resolves is read where it points: its tokens are keys of
+                # this schema (read there) and the rest is pointer syntax. Any other is read here.
+                if item.__class__ is not str or not self.ref(item, ctx, depth + 1, arg, on_args, inj):
+                    self.value(item, sub, kind, inj, tool, depth, arg)
+            elif mode == SUB:
+                # Below these, property names are not the tool's argument names.
+                self.schema(item, sub, ctx, depth + 1, arg, False, inj)
+            elif mode == ARGSUB:
+                if item.__class__ is list:
+                    self.enter(sub, depth + 1)
+                    for i, v in enumerate(item):
+                        self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
+                else:
+                    self.schema(item, sub, ctx, depth + 1, arg, on_args, inj)
+            elif mode == SUBLIST:
+                if item.__class__ is list:
+                    self.enter(sub, depth + 1)
+                    for i, v in enumerate(item):
+                        self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
+                else:
+                    self.schema(item, sub, ctx, depth + 1, arg, False, inj)
+            elif not isinstance(item, Mapping):  # PROPS, PATTERNS, NAMED, DEFS need an object
+                self.value(item, sub, "other", inj, tool, depth, arg)
+            elif mode == DEFS:
+                # Definitions last: those already reached through a $ref (with their argument
+                # name) are not listed a second time without one.
+                deferred = (deferred or []) + [(sub, item)]
+            else:
+                self.enter(sub, depth + 1)
+                args = on_args and mode == PROPS
+                for name, child in item.items():
+                    if name.__class__ is not str:
+                        name = _key_text(name)
+                    child_origin = f"{sub}.{name}" if _ident(name) else key_origin(sub, name)
+                    child_arg = (f"{arg}.{name}" if arg else name) if args else None
+                    append((child_origin, kind, name, inj, tool, child_arg))
+                    self.schema(child, child_origin, ctx, depth + 2, child_arg, args, inj)
+        for sub, defs in deferred or ():
+            self.enter(sub, depth + 1)
+            for name, child in defs.items():
+                name = _key_text(name)
+                child_origin = key_origin(sub, name)
+                self.emit(child_origin, "key", name, inj, tool)
+                if child_origin in ctx.reached:
+                    continue
+                ctx.reached.add(child_origin)
+                ctx.visited.add((child_origin, None, False))
+                ctx.stack.add(child_origin)
+                self.schema(child, child_origin, ctx, depth + 2, None, False, inj)
+                ctx.stack.discard(child_origin)
+
+    def ref(self, ref: str, ctx: _SchemaCtx, depth: int, arg: str | None, on_args: bool, inj: bool) -> bool:
+        """Follow a local `$ref`; False when it does not resolve (remote, anchor or dangling)."""
+        tokens = _pointer_tokens(ref)
+        if tokens is None:
+            return False
+        node: Any = ctx.root
+        origin = ctx.root_origin
+        for token in tokens:
+            if isinstance(node, Mapping) and token in node:
+                node = node[token]
+                origin = key_origin(origin, token)
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+                origin = f"{origin}[{int(token)}]"
+            else:
+                return False  # dangling
+        # A target already being expanded on the current path is a cycle (a recursive "tree"
+        # schema): its text is listed where it was first reached. Otherwise each target is
+        # walked once per argument context, so a definition shared by several arguments is
+        # listed under each of their names but never twice under the same one.
+        key = (origin, arg, on_args)
+        if origin in ctx.stack or key in ctx.visited:
+            return True
+        ctx.visited.add(key)
+        ctx.reached.add(origin)
+        ctx.stack.add(origin)
+        try:
+            self.schema(node, origin, ctx, depth, arg, on_args, inj)
+        finally:
+            ctx.stack.discard(origin)
+        return True
+
+    # -- context items ----------------------------------------------------------------------------------
+
+    def _open(self, item: Any, origin: str, kind: str, inj: bool, depth: int) -> bool | None:
+        """Enter a context item: its `injected` flag (inherited or its own), or None when it is
+        not an object, which is then read as data."""
+        if item.__class__ is not dict and not isinstance(item, Mapping):
+            self.value(item, origin, kind, inj, None, depth - 1)
+            return None
+        self.enter(origin, depth)
+        return inj or item.get(_INJECTED) is True
+
+    def _field(self, origin: str, kind: str, item: Any, inj: bool, name: str | None, depth: int) -> None:
+        """A known field of an item: a string is one surface; anything else is walked as data."""
+        if item.__class__ is str:
+            self.emit(origin, kind, item, inj, name)
+        else:
+            self.value(item, origin, kind, inj, name, depth)
+
+    def message(self, msg: Any, origin: str, inj: bool, depth: int) -> None:
+        opened = self._open(msg, origin, "message", inj, depth)
+        if opened is None:
+            return
+        inj = opened
+        is_tool = msg.get("role") == "tool"
+        kind = "tool_result" if is_tool else "message"
+        name = msg.get("name")
+        tool = name if is_tool and name.__class__ is str else None
+        for key, item in msg.items():
+            if key.__class__ is not str:
+                key = _key_text(key)
+            sub = key_origin(origin, key)
+            if key == "content":
+                self._field(sub, kind, item, inj, tool, depth)
+            elif key == "name":
+                self.value(item, sub, "message_name", inj, tool, depth)
+            elif key == "role":
+                if not is_word(item):
+                    self.value(item, sub, kind, inj, tool, depth)
+            elif key == _INJECTED and (item is True or item is False):
+                continue
+            else:
+                self._other(key, item, sub, kind, inj, tool, depth)
+
+    def tool(self, tool: Any, origin: str, inj: bool, depth: int, name: str | None = None) -> None:
+        opened = self._open(tool, origin, "other", inj, depth)
+        if opened is None:
+            return
+        inj = opened
+        own = tool.get("name")
+        function = tool.get("function")  # OpenAI Chat: {type: function, function: {name, ...}}
+        if own.__class__ is not str and isinstance(function, Mapping) and function.get("name").__class__ is str:
+            own = function["name"]
+        name = own if own.__class__ is str else name
+        for key, item in tool.items():
+            if key.__class__ is not str:
+                key = _key_text(key)
+            sub = key_origin(origin, key)
+            kind = TOOL_KINDS.get(key)
+            if kind is not None:
+                self._field(sub, kind, item, inj, name, depth)
+            elif key in TOOL_SCHEMAS or key == "outputSchema":
+                if isinstance(item, Mapping):
+                    # arguments are the input schema's properties; an output schema has none
+                    self.schema(item, sub, _SchemaCtx(item, sub, name), depth + 1, None,
+                                key != "outputSchema", inj)
+                else:
+                    self.value(item, sub, "other", inj, name, depth)
+            elif key == "function" and isinstance(item, Mapping):
+                self.tool(item, sub, inj, depth + 1, name)
+            elif key == _INJECTED and (item is True or item is False):
+                continue
+            else:
+                self._other(key, item, sub, "other", inj, name, depth)
+
+    def skill(self, skill: Any, origin: str, inj: bool, depth: int) -> None:
+        opened = self._open(skill, origin, "other", inj, depth)
+        if opened is None:
+            return
+        inj = opened
+        name = skill.get("name")
+        name = name if name.__class__ is str else None
+        for key, item in skill.items():
+            if key.__class__ is not str:
+                key = _key_text(key)
+            sub = key_origin(origin, key)
+            kind = SKILL_KINDS.get(key)
+            if kind is not None:
+                self._field(sub, kind, item, inj, name, depth)
+            elif key == _INJECTED and (item is True or item is False):
+                continue
+            else:
+                self._other(key, item, sub, "other", inj, name, depth)
+
+    def items(self, value: Any, origin: str, inj: bool, walk: Any, kind: str) -> None:
+        """A list of context items (messages, tools, skills); anything else is read as data."""
+        if value.__class__ is list:
+            self.enter(origin, 1)
+            for i, item in enumerate(value):
+                walk(item, f"{origin}[{i}]", inj, 2)
+        else:
+            self.value(value, origin, kind, inj, None, 0)
+
+    def context(self, context: Mapping[Any, Any]) -> None:
+        inj = context.get(_INJECTED) is True
+        # The known sections first, in this order (the first surface a rule finds is the one its
+        # message names), then anything else in document order.
+        if "system_prompt" in context:
+            self.value(context["system_prompt"], "context.system_prompt", "system_prompt", inj, None, 0)
+        if "messages" in context:
+            self.items(context["messages"], "context.messages", inj, self.message, "message")
+        if "tools" in context:
+            self.items(context["tools"], "context.tools", inj, self.tool, "other")
+        if "skills" in context:
+            self.items(context["skills"], "context.skills", inj, self.skill, "other")
+        for key, item in context.items():
+            if key in ("system_prompt", "messages", "tools", "skills"):
+                continue
+            if key == _INJECTED and (item is True or item is False):
+                continue
+            key = _key_text(key)
+            self._other(key, item, key_origin("context", key), "other", inj, None, 0)
+
+
+_as_surface = functools.partial(tuple.__new__, Surface)
+
+
+def context_records(context: Mapping[Any, Any]) -> list[Record]:
+    """Every surface of a context as a plain tuple of a Surface's fields, in document order (system
+    prompt, messages, tools, skills, then any other key). Raises WalkLimit past a bound."""
+    w = _Walker()
+    w.context(context)
+    return w.finish()
+
+
+def walk_context(context: Mapping[Any, Any]) -> list[Surface]:
+    """Every surface of a context, in document order. Raises WalkLimit past a bound."""
+    return list(map(_as_surface, context_records(context)))
+
+
+def walk_tool(tool: Any, index: int) -> list[Surface]:
+    """The surfaces of one tool, with origins as if it were `context.tools[index]`."""
+    w = _Walker()
+    w.tool(tool, f"context.tools[{index}]", False, 2)
+    return list(map(_as_surface, w.finish()))
+
+
+def walk_value(value: Any, origin: str, kind: str, injected: bool = False) -> list[Surface]:
+    """The surfaces of any value (a message, a transcript, a content part), read as the context's are."""
+    w = _Walker()
+    w.value(value, origin, kind, injected, None, 0)
+    return list(map(_as_surface, w.finish()))

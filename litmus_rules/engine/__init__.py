@@ -1,0 +1,1 @@
+"""The pipeline: rule discovery, parse, merge, check, compile (`RuleSet`), evaluation to verdicts, batches."""

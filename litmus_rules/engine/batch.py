@@ -1,0 +1,364 @@
+"""Checking a batch of episodes: streaming, in input order, on one process or several.
+
+Two passes over the inputs. The first reads only ids and canaries: a canary planted by two
+episodes is a batch fact (`shared_canaries`) that a rule may need before any verdict is given. The
+second evaluates. Each pass hands out *units* (a file, or a 1 MiB slice of a JSONL file) that a
+worker reads by itself, so parsing is spread over the processes too and no episode is pickled.
+Results come back in input order; only the verdicts of the units in flight are held in memory.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import signal
+from collections import deque
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+
+import attrs
+
+from litmus_rules.engine.ruleset import RuleSet, load_rules
+from litmus_rules.errors import FactsError, describe_fault
+from litmus_rules.io.inputs import DUPLICATE_ID
+from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
+from litmus_rules.render.text import render_verdict
+from litmus_rules.engine.verdict import ERROR, Reason, Verdict
+
+T = TypeVar("T")
+
+# Below this much input a pool costs more (start-up, loading the rules per process) than it saves.
+MIN_BYTES_FOR_POOL = 2 * 2**20
+
+
+@attrs.frozen
+class RulesSpec:
+    """How a worker process loads the same ruleset the parent loaded."""
+
+    path: str | None
+    params: Mapping[str, Any]
+    explain: str
+    want_text: bool
+
+
+@attrs.frozen
+class Outcome:
+    """One episode's verdict, rendered in the worker: what the CLI writes and counts."""
+
+    id: str | None
+    verdict: str
+    rules: tuple[str, ...]  # rules that rejected it
+    classification: str | None
+    json: dict[str, Any]
+    text: str | None  # the text rendering of its trace, when the output is text
+
+
+INTERNAL_FAULT = "L690"  # a fault inside the checker while reading, evaluating or rendering one episode
+WORKER_DIED = "L691"  # the worker process checking a unit died (killed, out of memory, os._exit)
+_MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR messages readable
+
+
+def _outcome(v: Verdict, spec: RulesSpec) -> Outcome:
+    text = render_verdict(v, spec.explain) if spec.want_text else None
+    return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(), text)
+
+
+def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str, spec: RulesSpec) -> Outcome:
+    reason = Reason("input", str(error), "invalid_input", code=error.code)
+    return _outcome(Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location), spec)
+
+
+def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, what: str, code: str) -> Outcome:
+    """An ERROR that is the checker's fault, not the input's: kind `evaluation_error`."""
+    message = f"{location}: {what}"
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[: _MESSAGE_LIMIT - 1] + "…"
+    reason = Reason("input", message, "evaluation_error", code=code)
+    verdict = Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location)
+    try:
+        return _outcome(verdict, spec)
+    except Exception:  # noqa: BLE001 -- what failed to render the episode's verdict fails on this one too
+        text = f"ERROR {ident or '<no id>'}  ({location})\n  x input: {message}" if spec.want_text else None
+        return Outcome(ident, ERROR, ("input",), None, verdict.to_json(), text)
+
+
+def _exception(exc: BaseException, during: str) -> str:
+    return f"internal fault {during} this episode: {describe_fault(exc)}: no verdict"
+
+
+def _location(loaded: LoadedEpisode) -> str:
+    return f"{loaded.source}:{loaded.line}" if loaded.line else str(loaded.source)
+
+
+def _unit_name(unit: Unit | LoadedEpisode) -> str:
+    return unit.location() if isinstance(unit, Unit) else _location(unit)
+
+
+# ---- the work of one unit (in a worker, or in-process) ------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(spec: RulesSpec) -> None:
+    # The parent decides when to stop: a terminal's Ctrl-C reaches the whole process group, and
+    # a worker must not turn it into a traceback of its own. A worker also dies with its parent
+    # (Linux), so a parent killed outright leaves no orphan holding its stdout.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    _WORKER["spec"] = spec
+    _WORKER["rules"] = load_rules(spec.path, dict(spec.params))
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pool's own pipes end the worker later
+        pass
+
+
+def _canaries_of(unit: Unit | LoadedEpisode) -> list[tuple[str, list[str]]]:
+    """(id, canary values) of every document: parsed, not validated (the second pass validates; an
+    invalid document's canaries still count as planted in the batch). A reader fault ends the unit
+    here quietly: the second pass reads it again and reports it."""
+    out = []
+    try:
+        for loaded in iter_unit(unit, check=False):
+            if loaded.data is None:
+                continue
+            ident, canaries = loaded.data.get("id"), loaded.data.get("canaries")
+            if isinstance(ident, str) and isinstance(canaries, list):
+                values = [c.get("value") for c in canaries if isinstance(c, dict)]
+                out.append((ident, [v for v in values if isinstance(v, str)]))
+    except Exception:  # noqa: BLE001 -- see the docstring
+        pass
+    return out
+
+
+def _evaluate_unit(
+    unit: Unit | LoadedEpisode,
+    shared: Mapping[str, list[str]],
+    ruleset: RuleSet | None = None,
+    spec: RulesSpec | None = None,
+) -> list[tuple[Outcome, str | None]]:
+    """(outcome, the episode's id when it was valid) for every document of the unit. In a worker
+    process the ruleset and spec are the ones `_init_worker` loaded.
+
+    The failure boundary of one episode: whatever reading, evaluating or rendering it raises
+    (RecursionError and MemoryError included) becomes that episode's ERROR and the next one is
+    read. A fault of the reader itself ends the unit (a parser cannot resume) with one ERROR."""
+    spec = spec if spec is not None else _WORKER["spec"]
+    ruleset = ruleset if ruleset is not None else _WORKER["rules"]
+    assert spec is not None and ruleset is not None
+    batch = {"canary_owners": shared}
+    out: list[tuple[Outcome, str | None]] = []
+    docs = iter_unit(unit)
+    last: LoadedEpisode | None = None
+    while True:
+        try:
+            loaded = next(docs, None)
+        except Exception as exc:  # noqa: BLE001 -- the boundary: a fault in the reader
+            where = f"{last.source}, after line {last.line}" if last is not None and last.line else _unit_name(unit)
+            out.append((_fault(ruleset, spec, None, where, _exception(exc, "reading"), INTERNAL_FAULT), None))
+            break
+        if loaded is None:
+            break
+        last = loaded
+        location = _location(loaded)
+        if loaded.error is not None:
+            # an invalid document still takes its id, when it has a readable one: a later
+            # document with the same id is a duplicate (DESIGN: a repeat names the first)
+            raw_id = loaded.id if isinstance(loaded.id, str) else None
+            out.append((_error(ruleset, loaded.error, loaded.id, location, spec), raw_id))
+            continue
+        assert loaded.data is not None
+        ident = loaded.data["id"]
+        try:
+            verdict = ruleset.evaluate(loaded.data, batch=batch, explain=spec.explain, validate=False, source=location)
+        except Exception as exc:  # noqa: BLE001 -- the boundary: whatever the engine does
+            out.append((_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT), ident))
+            continue
+        try:
+            outcome = _outcome(verdict, spec)
+        except Exception as exc:  # noqa: BLE001 -- the boundary: a verdict that does not render
+            outcome = _fault(ruleset, spec, ident, location, _exception(exc, "rendering the verdict of"), INTERNAL_FAULT)
+        out.append((outcome, ident))
+    return out
+
+
+def _dead_unit(
+    unit: Unit | LoadedEpisode, shared: Mapping[str, list[str]], ruleset: RuleSet, spec: RulesSpec
+) -> list[tuple[Outcome, str | None]]:
+    """The ERRORs of a unit whose worker died twice on it: one per document, read (not evaluated)
+    here so that each keeps its id and line; one for the whole unit if even that fails."""
+    what = "the worker process checking this input died (killed, out of memory, or exited): no verdict"
+    out: list[tuple[Outcome, str | None]] = []
+    try:
+        for loaded in iter_unit(unit, check=False):
+            ident = loaded.data.get("id") if loaded.data is not None else loaded.raw_id
+            ident = ident if isinstance(ident, str) else None
+            out.append((_fault(ruleset, spec, ident, _location(loaded), what, WORKER_DIED), None))
+    except Exception:  # noqa: BLE001 -- fall back to one ERROR for the unit
+        out = [(_fault(ruleset, spec, None, _unit_name(unit), what, WORKER_DIED), None)]
+    return out or [(_fault(ruleset, spec, None, _unit_name(unit), what, WORKER_DIED), None)]
+
+
+# ---- running units in order ----------------------------------------------------------------------
+
+
+class _Workers:
+    """A process pool that can be replaced when one of its workers dies, and stopped at once."""
+
+    def __init__(self, count: int, spec: RulesSpec) -> None:
+        self.count, self.spec = count, spec
+        self.pool = self._new()
+
+    def _new(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(self.count, initializer=_init_worker, initargs=(self.spec,))
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> cf.Future[T]:
+        return self.pool.submit(fn, *args)
+
+    def restart(self) -> None:
+        self.stop(kill=True)
+        self.pool = self._new()
+
+    def stop(self, kill: bool = False) -> None:
+        """Shut the pool down; `kill`: do not wait for the units in flight (an interrupted run, a
+        broken pool), terminate the workers so that none outlives the run."""
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        if kill:
+            for process in processes:
+                if process.is_alive():
+                    process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        for process in processes:
+            process.join(timeout=5)
+
+
+def _ordered(
+    workers: _Workers | None,
+    window: int,
+    fn: Callable[..., T],
+    units: Sequence[Any],
+    args: tuple[Any, ...],
+    dead: Callable[[Any], T],
+) -> Iterator[T]:
+    """fn(unit, *args) for every unit, results in unit order, at most `window` units in flight.
+
+    When a worker dies, the pool breaks and every unit in flight fails with it. Those units are run
+    again one at a time in a new pool: the innocent ones succeed, and a unit that kills its worker
+    a second time gets `dead(unit)` (never run in this process: it could kill the parent too)."""
+    if workers is None:
+        for unit in units:
+            yield fn(unit, *args)
+        return
+    pending: deque[tuple[Any, cf.Future[T]]] = deque()
+    todo = iter(units)
+
+    def fill() -> None:
+        for unit in todo:
+            try:
+                future = workers.submit(fn, unit, *args)
+            except Exception as exc:  # noqa: BLE001 -- the pool broke since the last result: recovered below
+                future = cf.Future()
+                future.set_exception(exc)
+            pending.append((unit, future))
+            if len(pending) >= window:
+                break
+
+    def alone(unit: Any) -> T:
+        try:
+            return workers.submit(fn, unit, *args).result()
+        except Exception:  # noqa: BLE001 -- a broken pool, or a result that could not come back
+            workers.restart()
+            return dead(unit)
+
+    fill()
+    while pending:
+        unit, future = pending.popleft()
+        try:
+            result = future.result()
+        except Exception:  # noqa: BLE001 -- BrokenProcessPool, or a result that could not come back
+            suspects = [(unit, future), *pending]
+            pending.clear()
+            workers.restart()
+            for suspect, done in suspects:
+                ok = done.done() and not done.cancelled() and done.exception() is None
+                yield done.result() if ok else alone(suspect)
+            fill()
+            continue
+        fill()
+        yield result
+
+
+def check_inputs(
+    ruleset: RuleSet,
+    spec: RulesSpec,
+    inputs: Sequence[str],
+    jobs: int | None = None,
+    stdin_path: str | None = None,
+) -> Iterator[Outcome]:
+    """Every episode of the inputs, decided, in input order. `jobs=None` picks by batch size.
+
+    Closing the iterator early (or an exception thrown into it, as a signal handler does) stops
+    the worker processes at once."""
+    units = plan_units(inputs, stdin_path=stdin_path)
+    if jobs is None:
+        big = len(units) > 1 and _input_bytes(units) >= MIN_BYTES_FOR_POOL
+        jobs = (os.cpu_count() or 1) if big else 1
+    count = max(1, jobs)
+    workers = _Workers(count, spec) if count > 1 else None
+    window = 2 * count
+    # In-process, the parent's ruleset is passed along; workers use the one they loaded.
+    local = () if workers is not None else (ruleset, spec)
+    finished = False
+    try:
+        owners: dict[str, list[str]] = {}
+        if ruleset.reads("shared_canaries"):
+            for pairs in _ordered(workers, window, _canaries_of, units, (), _canaries_of):
+                for owner, values in pairs:
+                    for value in values:
+                        ids = owners.setdefault(value, [])
+                        if owner not in ids:
+                            ids.append(owner)
+        shared = {value: ids for value, ids in owners.items() if len(ids) > 1}
+        del owners
+
+        def dead(unit: Unit | LoadedEpisode) -> list[tuple[Outcome, str | None]]:
+            return _dead_unit(unit, shared, ruleset, spec)
+
+        seen: dict[str, str] = {}
+        for results in _ordered(workers, window, _evaluate_unit, units, (shared, *local), dead):
+            for outcome, ident in results:
+                if ident is None:
+                    yield outcome
+                elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
+                    location = outcome.json.get("source") or ""
+                    dup = FactsError(
+                        f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
+                        source=location,
+                        pointer="/id",
+                        code=DUPLICATE_ID,
+                    )
+                    yield _error(ruleset, dup, ident, location, spec)
+                else:
+                    seen.setdefault(ident, outcome.json.get("source") or "")
+                    yield outcome
+        finished = True
+    finally:
+        if workers is not None:
+            workers.stop(kill=not finished)
+
+
+def _input_bytes(units: Sequence[Unit | LoadedEpisode]) -> int:
+    total = 0
+    for unit in units:
+        if isinstance(unit, Unit):
+            try:
+                total += (unit.stop - unit.start) if unit.stop is not None else os.path.getsize(unit.path)
+            except OSError:
+                pass
+    return total
+

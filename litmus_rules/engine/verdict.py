@@ -1,0 +1,86 @@
+"""What evaluation returns: a Verdict per episode, with its reasons and traces."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import attrs
+
+from litmus_rules.lang.trace import RuleTrace
+
+SCORED = "SCORED"
+REJECTED = "REJECTED"
+ERROR = "ERROR"
+
+
+@attrs.frozen
+class RulesetInfo:
+    name: str
+    version: str
+    hash: str  # "sha256:..." over every rule file's path and content
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version, "hash": self.hash}
+
+
+@attrs.define  # not frozen: built for every reject on the hot path; treat it as read-only
+class Reason:
+    """Why an episode was rejected (or, for ERROR, why it could not be evaluated)."""
+
+    rule: str  # the rule's name as written, or `input` for an ERROR
+    message: str
+    kind: str  # `violation` | `insufficient_evidence` | `evaluation_error` | `invalid_input`
+    source: str | None = None  # `rules/validity.litmus:14`
+    missing: tuple[str, ...] = ()  # fact paths whose absence made the condition unknown
+    trace: RuleTrace | None = None
+    code: str | None = None  # for an ERROR: the L3xx input code, or L690 for a fault inside the checker
+    # A violation found by `collision` or `leak`: up to five witnesses, strongest first, each
+    # {origin, injected, transform, kind ("full" | "partial"), matched}.
+    witnesses: tuple[Mapping[str, Any], ...] = ()
+
+    def to_json(self, with_trace: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
+        if self.code is not None:
+            d["code"] = self.code
+        if self.missing:
+            d["missing"] = list(self.missing)
+        if self.witnesses:
+            d["witnesses"] = [dict(w) for w in self.witnesses]
+        if with_trace:
+            d["trace"] = self.trace.to_json() if self.trace is not None else None
+        return d
+
+
+@attrs.define  # not frozen: built once per episode on the hot path; treat it as read-only
+class Verdict:
+    id: str | None
+    verdict: str  # SCORED | REJECTED | ERROR
+    reasons: tuple[Reason, ...] = ()
+    classification: str | None = None  # the label of the first classifier's matching cell (SCORED only)
+    classifications: Mapping[str, str | None] = attrs.field(factory=dict)
+    classification_traces: tuple[RuleTrace, ...] = ()
+    passed: tuple[RuleTrace, ...] = ()  # traces of rules that passed, with explain="full"
+    ruleset: RulesetInfo | None = None
+    source: str | None = None  # the input file (and line) the episode came from
+
+    @property
+    def scored(self) -> bool:
+        return self.verdict == SCORED
+
+    def to_json(self, with_traces: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "verdict": self.verdict,
+            "classification": self.classification,
+            "reasons": [r.to_json(with_traces) for r in self.reasons],
+            "source": self.source,
+        }
+        if len(self.classifications) > 1:
+            d["classifications"] = dict(self.classifications)
+        if with_traces and self.classification_traces:
+            d["classification_trace"] = [t.to_json() for t in self.classification_traces]
+        if with_traces and self.passed:
+            d["passed"] = [t.to_json() for t in self.passed]
+        if self.ruleset is not None:
+            d["ruleset"] = self.ruleset.to_json()
+        return d

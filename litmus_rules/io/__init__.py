@@ -1,0 +1,1 @@
+"""Input: reading, decoding and validating episodes, the episode schema."""

@@ -1,0 +1,551 @@
+"""Read episode input (YAML, JSON, JSONL files, directories, stdin) and validate it, with locations.
+
+Lazy throughout: documents are parsed and validated one at a time, so a large JSONL or YAML stream
+never sits in memory whole. Bad input never raises: an unusable document (or an unreadable input)
+comes out as a `LoadedEpisode` carrying a `FactsError` with file, line and JSON pointer, and the
+batch goes on. Lines are found only on the error path.
+
+Which paths are read (folders walked, FIFOs and devices refused, units planned) is `inputs`; strict
+JSON decoding and locating a path in JSON text is `jsontext`. Both are re-exported here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import sys
+from typing import IO, Any, Callable, Iterator, Sequence
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import ValidationError, best_match
+
+from litmus_rules._resources import episode_schema_path
+from litmus_rules.errors import FactsError
+from litmus_rules.io.inputs import (  # noqa: F401  (re-exported: `load` is where callers look for them)
+    EXTENSIONS, INVALID, LIMIT, LOOP, NOT_A_FILE, NOT_AN_OBJECT, STDIN, UNPARSEABLE, UNREADABLE, LoadedEpisode, Unit,
+    NotARegularFile, discover, open_regular, plan_units,
+)
+from litmus_rules.io.inputs import failed as _failed
+from litmus_rules.io.jsontext import BadInput as _BadInput
+from litmus_rules.io.jsontext import decode, json_line as _json_line, short as _short, ws as _ws
+
+__all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "validate_episode"]
+
+MAX_DOCUMENT_SIZE = 16 * 2**20  # one JSONL line, one JSON object, one YAML document
+MAX_FILE_SIZE = 64 * 2**20  # a YAML stream or JSON file, parsed from one buffer
+MAX_DEPTH = 200  # the engine walks documents (JSON schemas in tools) recursively
+MAX_VALUES = 2_000_000  # values after expansion: YAML aliases can make a small file huge
+DocPath = tuple[Any, ...]  # keys and indices into a document
+Locate = Callable[[DocPath], "int | None"]  # path -> 1-based line
+
+
+# --- validation ------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    """Built once; no format checker (`format` stays an annotation). Local `$ref`s are inlined
+    first: resolving them again for every document cost a third of the validation time."""
+    with open(episode_schema_path(), encoding="utf-8") as fh:
+        schema = json.load(fh)
+    defs = schema.get("$defs", {})
+
+    def inline(node: Any, chain: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(v, chain) for v in node]
+        if not isinstance(node, dict):
+            return node
+        name = str(node.get("$ref", "")).removeprefix("#/$defs/")
+        if name in defs and name not in chain:  # a recursive definition would stay a $ref
+            rest = {k: inline(v, chain) for k, v in node.items() if k != "$ref"}
+            return {**inline(defs[name], chain + (name,)), **rest}
+        return {k: v if k == "$defs" else inline(v, chain) for k, v in node.items()}
+
+    return jsonschema.Draft202012Validator(inline(schema, ()))
+
+
+def validate_episode(
+    data: Any, *, source: str, line: int | None = None, text: str | None = None, doc_index: int = 0
+) -> FactsError | None:
+    """Check one parsed document. With its source `text` (YAML or JSON; `doc_index` picks the
+    document of a YAML stream or the element of a JSON array) the error names the exact line."""
+    return _check(data, source, line, _text_locator(text, doc_index) if text is not None else None)
+
+
+def _check(data: Any, source: str, line: int | None, locate: Locate | None) -> FactsError | None:
+    def error(message: str, path: DocPath, code: str) -> FactsError:
+        at = (locate(path) if locate else None) or line
+        return FactsError(message, source=source, line=at, pointer=_pointer(path), code=code)
+
+    if not isinstance(data, dict):
+        return error(f"expected an episode object, got {_kind(data)}", (), NOT_AN_OBJECT)
+    too_big = _size_problem(data)
+    if too_big is not None:
+        return error(*too_big, LIMIT)
+    found = best_match(_validator().iter_errors(data), key=_rank)
+    return None if found is None else error(*_describe(found), INVALID)
+
+
+def _rank(err: ValidationError) -> tuple[int, bool, bool]:
+    # As jsonschema's relevance, the shallowest error says the most; paths are not compared (mixed
+    # key types would raise), and at equal depth an unknown key (a typo, with a suggestion) beats
+    # the "missing required key" it usually causes.
+    return (-len(err.path), err.validator == "additionalProperties", err.validator != "required")
+
+
+def _describe(err: ValidationError) -> tuple[str, DocPath]:
+    """One readable message for a schema error, and the path it points at."""
+    path, inst, expected = tuple(err.absolute_path), err.instance, err.validator_value
+    kind = ""
+    if "then" in err.absolute_schema_path and isinstance(inst, dict):  # a signal's per-kind rules
+        kind = f" for a `{_short(inst.get('kind'))}` signal"
+    if err.validator == "additionalProperties":
+        allowed = list(err.schema.get("properties", {}))
+        key = next(k for k in inst if k not in allowed)
+        where = f"in {_pointer(path)}" if path else "at top level"
+        message = f"unknown key `{_short(key)}` {where}{kind} (expected one of {', '.join(allowed)})"
+        close = difflib.get_close_matches(str(key), allowed, n=1)
+        return message + (f"; did you mean `{close[0]}`?" if close else ""), path + (key,)
+    if err.validator == "required":
+        missing = next(k for k in expected if k not in inst)
+        return f"{_dotted(path)}missing required key `{missing}`{kind}", path
+    subject = "the episode" if not path else _dotted(path[:-1]) + (
+        f"`{path[-1]}`" if isinstance(path[-1], str) else f"item {path[-1]}")
+    if err.validator == "enum":
+        return f"{subject} must be one of {', '.join(map(str, expected))} (got {_got(inst)})", path
+    if err.validator == "const":
+        return f"{subject} must be `{expected}` (got {_got(inst)})", path
+    if err.validator == "type":
+        words = [_TYPE_WORDS[t] for t in ([expected] if isinstance(expected, str) else expected)]
+        return f"{subject} must be {' or '.join(words)} (got {_kind(inst)})", path
+    if err.validator in ("minLength", "minItems") and expected == 1:
+        return f"{subject} must not be empty", path
+    return f"{subject}: {err.message}", path
+
+
+_TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "integer": "an integer",
+               "number": "a number", "boolean": "true or false", "null": "null"}
+_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+          float: "a number", type(None): "null"}
+
+
+def _dotted(path: DocPath) -> str:
+    """`detector.signals[1]: ` -- the container of a member, as a prefix for messages."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else ("." if out else "") + (
+            p if str(p).isidentifier() else json.dumps(str(p)))
+    return f"{out}: " if out else ""
+
+
+def _pointer(path: DocPath) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _kind(value: Any) -> str:
+    return _KINDS.get(type(value), f"a value of type {type(value).__name__}")
+
+
+def _got(value: Any) -> str:
+    return f"`{_short(value)}`" if value is None or isinstance(value, (str, int, float)) else _kind(value)
+
+
+def _size_problem(data: Any) -> tuple[str, DocPath] | None:
+    """Depth and expanded size, checked without recursion: deep data must recurse nowhere."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    count = 0
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"document nests deeper than {MAX_DEPTH} levels", _path_at_depth(data, depth)
+        children = value.values() if isinstance(value, dict) else value
+        count += len(children)
+        if count > MAX_VALUES:
+            return f"document too large: it expands to more than {MAX_VALUES} values", ()
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return None
+
+
+def _path_at_depth(data: Any, depth: int) -> DocPath:
+    """Error path only: the first container nested `depth` levels deep, for pointer and line."""
+    stack: list[tuple[Any, DocPath]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) + 1 >= depth:
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, path + (k,)) for k, v in items if isinstance(v, (dict, list)))
+    return ()
+
+
+# --- locating a path in the source (error path only) ------------------------------------------------
+
+
+def _node_line(node: yaml.Node, path: DocPath) -> int:
+    """Line of `path` in a composed YAML document: a member's key line, an item's own line."""
+    line = node.start_mark.line
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            pairs = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+            if not pairs:
+                break
+            key, node = pairs[-1]  # the last one wins, as in the constructed dict
+            line = key.start_mark.line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line
+        else:
+            break
+    return line + 1
+
+
+def _text_locator(text: str, doc_index: int) -> Locate:
+    start = _ws(text, 1 if text.startswith("\ufeff") else 0)
+    if text.startswith(("{", "["), start):
+        prefix: DocPath = (doc_index,) if text[start] == "[" else ()
+        return lambda path: _json_line(text, start, prefix + path)
+    try:
+        for i, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
+            if i == doc_index and node is not None:
+                return functools.partial(_node_line, node)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        pass
+    return lambda path: None
+
+
+# --- parsing -----------------------------------------------------------------------------------------
+
+
+def _decode(text: str, at: int) -> tuple[Any, int]:
+    return decode(text, at, MAX_DEPTH)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe loading (libyaml's parser when the wheel has it) that keeps documents JSON-shaped: a
+    mapping key is its source text (`null:` under controls is "null", `on:` is "on"), a repeated
+    key is an error, timestamps stay strings, and tags JSON cannot hold are rejected."""
+
+    def __init__(self, stream: IO[Any] | str) -> None:
+        super().__init__(stream)
+        self.checked: set[yaml.Node] = set()  # mappings whose keys were checked; per document
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        if node not in self.checked:  # the keys as written, once, before `<<` merges add more
+            self.checked.add(node)
+            seen: set[str] = set()
+            for key, _ in node.value:
+                if key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                problem = "mapping keys must be strings" if not isinstance(key, yaml.ScalarNode) else (
+                    f"duplicate key `{_short(key.value)}`" if key.value in seen else None)
+                if problem:
+                    raise yaml.constructor.ConstructorError(None, None, problem, key.start_mark)
+                seen.add(key.value)
+        super().flatten_mapping(node)
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
+        if not isinstance(node, yaml.MappingNode):
+            return super().construct_mapping(node, deep)  # raises
+        self.flatten_mapping(node)
+        return {k.value: self.construct_object(v, deep=deep) for k, v in node.value}
+
+    def reject_tag(self, node: yaml.Node) -> None:
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise yaml.constructor.ConstructorError(
+            None, None, f"unsupported YAML tag `{tag}` (episodes hold JSON data)", node.start_mark)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_scalar)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _Loader.reject_tag)
+
+
+def _episode(
+    data: Any, source: str, index: int, line: int | None, locate: Locate | None, check: bool = True
+) -> LoadedEpisode:
+    if not check:  # a quick read (canaries of a first pass): parsed, not validated
+        if isinstance(data, dict):
+            return LoadedEpisode(source, index, line, data=data)
+        return _failed(source, index, f"expected an episode object, got {_kind(data)}", NOT_AN_OBJECT, line)
+    err = _check(data, source, line, locate)
+    if err is None:
+        return LoadedEpisode(source, index, line, data=data)
+    raw_id = data.get("id") if isinstance(data, dict) else None
+    return LoadedEpisode(source, index, line, error=err, raw_id=raw_id if isinstance(raw_id, str) else None)
+
+
+def _too_large(source: str, index: int, line: int | None = None, limit: int | None = None) -> LoadedEpisode:
+    if limit is not None:
+        return _failed(source, index, f"file too large: over the {_bytes(limit)} limit for a YAML or JSON file "
+                       "(MAX_FILE_SIZE; JSONL is read line by line, without this limit)", LIMIT, line)
+    return _failed(source, index, f"document too large: over the {_bytes(MAX_DOCUMENT_SIZE)} limit for one document "
+                   "(MAX_DOCUMENT_SIZE)", LIMIT, line)
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
+
+
+def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
+    """A YAML stream, one document at a time. The parser builds nodes (with marks) anyway, so the
+    node is kept while its document is checked: an error's line costs no second parse."""
+    try:
+        loader = _Loader(stream)
+    except UnicodeError as e:  # libyaml encodes a str stream first: a lone surrogate fails there
+        yield _failed(source, 0, f"not valid text: {e}", UNPARSEABLE)
+        return
+    index = 0
+    try:
+        while True:
+            try:
+                if not loader.check_node():
+                    return
+                node = loader.get_node()
+            except (yaml.YAMLError, ValueError, RecursionError, UnicodeError) as e:
+                # The parser cannot resynchronise after a syntax error: report it, end this input.
+                yield _failed(source, index, *_yaml_problem(e))
+                return
+            line = node.start_mark.line + 1
+            if node.end_mark.index - node.start_mark.index > MAX_DOCUMENT_SIZE:
+                yield _too_large(source, index, line)
+            else:
+                try:
+                    data = loader.construct_document(node)
+                except (yaml.YAMLError, ValueError, RecursionError) as e:
+                    # A bad value (duplicate key, unsupported tag) spoils this document only.
+                    loader.constructed_objects, loader.recursive_objects, loader.state_generators = {}, {}, []
+                    message, code, err_line = _yaml_problem(e)
+                    yield _failed(source, index, message, code, err_line or line, doc_line=line)
+                else:
+                    yield _episode(data, source, index, line, functools.partial(_node_line, node), check)
+            loader.checked.clear()
+            index += 1
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(e: BaseException) -> tuple[str, str, int | None]:
+    """Message, code and line of a YAML error."""
+    deep = f"document nests deeper than {MAX_DEPTH} levels"
+    if isinstance(e, RecursionError):  # only the pure-Python fallback parser recurses
+        return deep, LIMIT, None
+    if isinstance(e, yaml.reader.ReaderError):  # bad encoding or a control character
+        return f"invalid YAML: {e.reason} (character {e.character!r} at offset {e.position})", UNPARSEABLE, None
+    if not isinstance(e, yaml.MarkedYAMLError):
+        return f"invalid YAML: {e}", UNPARSEABLE, None
+    mark, ctx = e.problem_mark or e.context_mark, e.context_mark
+    if "maximum nesting depth" in str(e.problem):  # libyaml's own guard, at 1000 levels
+        return deep, LIMIT, mark.line + 1 if mark else None
+    detail = (e.problem or e.context or "syntax error") + (f" at column {mark.column + 1}" if mark else "")
+    if e.problem and e.context:
+        detail += f" ({e.context} started at line {ctx.line + 1}, column {ctx.column + 1})" if ctx else f" ({e.context})"
+    return f"invalid YAML: {detail}", UNPARSEABLE, mark.line + 1 if mark else None
+
+
+def _json_docs(source: str, text: str, check: bool = True) -> Iterator[LoadedEpisode]:
+    """A JSON text: one episode object, or an array whose elements are each a document (decoded one
+    at a time with raw_decode, so each has its own line)."""
+    counted, line = 0, 1
+
+    def line_at(pos: int) -> int:  # positions only move forwards: count newlines incrementally
+        nonlocal counted, line
+        counted, line = pos, line + text.count("\n", counted, pos)
+        return line
+
+    def doc(index: int, at: int) -> tuple[LoadedEpisode, int]:
+        data, end = _decode(text, at)
+        if end - at > MAX_DOCUMENT_SIZE:
+            return _too_large(source, index, line_at(at)), end
+        return _episode(data, source, index, line_at(at), lambda path: _json_line(text, at, path), check), end
+
+    index, pos = 0, _ws(text, 1 if text.startswith("\ufeff") else 0)
+    array = text.startswith("[", pos)
+    try:
+        pos = _ws(text, pos + 1) if array else pos
+        while not array or not text.startswith("]", pos):
+            loaded, end = doc(index, pos)
+            yield loaded
+            index, pos = index + 1, _ws(text, end)
+            if not array:
+                break
+            if text.startswith(",", pos):
+                pos = _ws(text, pos + 1)
+                if text.startswith("]", pos):
+                    raise _BadInput("invalid JSON: trailing comma before `]`", pos=pos)
+            elif not text.startswith("]", pos):
+                raise _BadInput("invalid JSON: expecting `,` or `]` after an episode", pos=pos)
+        pos = _ws(text, pos + 1) if array else pos
+        if pos < len(text):
+            raise _BadInput("invalid JSON: extra data after the episode", pos=pos)
+    except _BadInput as e:
+        yield _failed(source, index, e.message, e.code, line_at(max(e.pos, counted)))
+
+
+def _jsonl_docs(
+    source: str, readline: Callable[[int], Any], first_line: int = 0, first_index: int = 0, check: bool = True
+) -> Iterator[LoadedEpisode]:
+    """One document per non-blank line, read line by line (bytes or text). A slice of a larger
+    file starts counting at `first_line` lines and `first_index` documents already read."""
+    index, lineno = first_index, first_line
+    while raw := readline(MAX_DOCUMENT_SIZE + 1):
+        lineno += 1
+        if len(raw) > MAX_DOCUMENT_SIZE and raw[-1:] not in (b"\n", "\n"):
+            while (rest := readline(2**20)) and rest[-1:] not in (b"\n", "\n"):
+                pass  # skip the rest of the oversized line without holding it
+            yield _too_large(source, index, lineno)
+            index += 1
+            continue
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            text = (text.lstrip("\ufeff") if lineno == 1 else text).rstrip("\r\n")  # columns stay on it
+            if not text.strip():
+                continue
+            data, end = _decode(text, _ws(text, 0))
+            if _ws(text, end) < len(text):
+                raise _BadInput(f"invalid JSON: extra data at column {end + 1}")
+        except UnicodeDecodeError as e:
+            yield _failed(source, index, f"invalid UTF-8 at byte {e.start + 1} of the line", UNPARSEABLE, lineno)
+        except _BadInput as e:
+            yield _failed(source, index, e.message, e.code, lineno)
+        else:
+            yield _episode(data, source, index, lineno, None, check)
+        index += 1
+
+
+def _sniffed_docs(source: str, stream: IO[str] | IO[bytes], check: bool = True) -> Iterator[LoadedEpisode]:
+    """stdin, or a file without a known extension: JSONL when the first non-blank line is a whole
+    JSON object; else JSON; else YAML. JSON goes first because libyaml rejects some valid JSON
+    (a surrogate-pair escape, as json.dumps writes an emoji), and YAML reads flow text JSON rejects.
+    A binary stream is decoded here, so that bad UTF-8 is an error located by line (JSONL) or by
+    byte offset (the rest), not an exception."""
+    head: list[Any] = []
+    while line := stream.readline(MAX_DOCUMENT_SIZE + 1):
+        head.append(line)
+        if line.strip():
+            break
+    last = head[-1] if head else ""
+    first = (last.decode("utf-8", "replace") if isinstance(last, bytes) else last).strip().lstrip("\ufeff")
+    try:
+        jsonl = first.startswith("{") and isinstance(json.loads(first), dict)
+    except (ValueError, RecursionError):
+        jsonl = False
+    if jsonl:
+        pending = iter(head)
+        yield from _jsonl_docs(source, lambda size: next(pending, None) or stream.readline(size), check=check)
+        return
+    rest = stream.read(MAX_FILE_SIZE + 1)
+    if isinstance(rest, bytes) or (not rest and head and isinstance(head[0], bytes)):
+        raw = b"".join(head) + (rest or b"")
+        if len(raw) > MAX_FILE_SIZE:
+            yield _too_large(source, 0, limit=MAX_FILE_SIZE)
+            return
+        bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+        try:
+            text = raw[bom:].decode("utf-8")
+        except UnicodeDecodeError as e:
+            at = bom + e.start
+            yield _failed(source, 0, f"invalid UTF-8 at byte {at + 1} ({e.reason})", UNPARSEABLE,
+                          raw.count(b"\n", 0, at) + 1)
+            return
+    else:
+        text = "".join(head) + rest
+        if len(text) > MAX_FILE_SIZE:
+            yield _too_large(source, 0, limit=MAX_FILE_SIZE)
+            return
+        text = text.removeprefix("\ufeff")
+    if first.startswith(("{", "[")):
+        docs = _json_docs(source, text, check)
+        loaded = next(docs, None)  # None: an empty array
+        if loaded is None or loaded.index > 0 or not (loaded.error and loaded.error.message.startswith("invalid JSON")):
+            yield from [loaded] if loaded else []
+            yield from docs
+            return
+    yield from _yaml_docs(source, text, check)
+
+
+def _file_docs(path: str, check: bool = True) -> Iterator[LoadedEpisode]:
+    ext = os.path.splitext(path)[1].lower()
+    with open_regular(path) as fh:
+        if ext not in EXTENSIONS:  # named explicitly: read it as stdin would be
+            yield from _sniffed_docs(path, fh, check)
+        elif ext == ".jsonl":
+            yield from _jsonl_docs(path, fh.readline, check=check)
+        elif os.fstat(fh.fileno()).st_size > MAX_FILE_SIZE:
+            yield _too_large(path, 0, limit=MAX_FILE_SIZE)
+        elif ext != ".json":
+            yield from _yaml_docs(path, fh, check)  # libyaml reads the file in chunks, lazily
+        else:
+            raw = fh.read()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                line = raw.count(b"\n", 0, e.start) + 1
+                yield _failed(path, 0, f"invalid UTF-8 at byte {e.start + 1}", UNPARSEABLE, line)
+                return
+            yield from _json_docs(path, text, check)
+
+
+def _guarded(source: str, docs: Iterator[LoadedEpisode]) -> Iterator[LoadedEpisode]:
+    """An I/O or decoding failure ends one input as an error; so does an input without documents."""
+    count = 0
+    try:
+        for loaded in docs:
+            count += 1
+            yield loaded
+    except NotARegularFile as e:
+        yield _failed(source, count, str(e), NOT_A_FILE)
+    except OSError as e:
+        yield _failed(source, count, f"cannot read `{source}`: {e.strerror or e}", UNREADABLE)
+    except (RecursionError, MemoryError) as e:
+        what = "nests too deeply" if isinstance(e, RecursionError) else "needs too much memory"
+        yield _failed(source, count, f"the input {what} to be read ({type(e).__name__})", LIMIT)
+    except UnicodeDecodeError as e:
+        yield _failed(source, count, f"invalid UTF-8 in `{source}`: {e.reason}", UNPARSEABLE)
+    else:
+        if count == 0:
+            yield _failed(source, 0, "no episode in the input (it is empty)", UNREADABLE)
+
+
+def iter_episodes(inputs: Sequence[str], *, stdin: IO[str] | None = None) -> Iterator[LoadedEpisode]:
+    """Every document of every input, lazily and in input order; never raises for bad input."""
+    for item in discover(inputs):
+        if isinstance(item, LoadedEpisode):
+            yield item
+        elif item == "-":
+            yield from _guarded(STDIN, _sniffed_docs(STDIN, stdin if stdin is not None else sys.stdin))
+        else:
+            yield from _guarded(item, _file_docs(item))
+
+
+def iter_unit(unit: Unit | LoadedEpisode, check: bool = True) -> Iterator[LoadedEpisode]:
+    """The documents of one unit, exactly as `iter_episodes` reads them (`check=False`: parsed
+    but not validated against the schema, for a first pass that only needs a few fields)."""
+    if isinstance(unit, LoadedEpisode):
+        yield unit
+    elif unit.label is not None:
+        yield from _guarded(unit.label, _spooled_docs(unit.path, unit.label, check))
+    elif unit.start == 0 and unit.stop is None:
+        yield from _guarded(unit.path, _file_docs(unit.path, check))
+    else:
+        yield from _guarded(unit.path, _slice_docs(unit, check))
+
+
+def _spooled_docs(path: str, label: str, check: bool) -> Iterator[LoadedEpisode]:
+    with open(path, "rb") as fh:
+        yield from _sniffed_docs(label, fh, check)
+
+
+def _slice_docs(unit: Unit, check: bool) -> Iterator[LoadedEpisode]:
+    with open_regular(unit.path) as fh:
+        fh.seek(unit.start)
+        remaining = [unit.stop - unit.start if unit.stop is not None else 2**62]
+
+        def readline(limit: int) -> bytes:
+            line = fh.readline(min(limit, remaining[0]))
+            remaining[0] -= len(line)
+            return line
+
+        yield from _jsonl_docs(unit.path, readline, unit.first_line, unit.first_index, check)

@@ -1,0 +1,381 @@
+"""AST -> closures: names, paths, operators and calls (loops are in `_loops.py`)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from litmus_rules.lang import ast
+from litmus_rules.domain.builtins import REGISTRY, bind_arguments
+from litmus_rules.lang.evaluate._loops import LoopCompiler
+from litmus_rules.lang.evaluate._runtime import _UNSET, Env, Fn, _field_of, _member, _order, _strict_eq, grown, truth
+from litmus_rules.domain.facts import DERIVED
+from litmus_rules.errors import LitmusError
+from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, type_name
+
+class Compiler(LoopCompiler):
+    """AST -> closures. One instance per ruleset and mode (fast or recording)."""
+
+    def __init__(
+        self,
+        params: Mapping[str, Any],
+        let_index: Mapping[str, int],
+        recording: bool,
+        _slot_counter: list[int] | None = None,
+    ) -> None:
+        self.params = params
+        self.let_index = let_index
+        self.recording = recording
+        self._slot_counter = _slot_counter if _slot_counter is not None else [0]
+        self.let_fns: list[Fn] = []
+        self.binding_slots: dict[int, int] = {}  # id(ast.Binding) -> slot, for message placeholders
+        # A recording compiler's view of the fast compiler's binding and result slots (set by the engine).
+        self.hint_slots: dict[int, int] = {}
+        self.result_slots: dict[int, int] = {}  # id(first ast.Binding) -> slot of a top-level loop's result
+        self.hint_results: dict[int, int] = {}
+        # A recording compiler searches quantifier loops with fast closures and records only the
+        # element that decided: a trace shows the witness, and costs one body evaluation per loop.
+        self.twin: Compiler | None = None
+        if recording:
+            self.twin = Compiler(params, let_index, False, self._slot_counter)
+            self.twin.let_fns = self.let_fns
+
+    @property
+    def nslots(self) -> int:
+        return self._slot_counter[0]
+
+    def _new_slot(self) -> int:
+        self._slot_counter[0] += 1
+        return self._slot_counter[0] - 1
+
+    # scope: name -> slot, innermost last
+    def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn:
+        fn = self._compile(node, scope)
+        if not self.recording or isinstance(node, ast.Literal):  # a literal's value is in the source
+            return fn
+        key = id(node)
+
+        def record(env: Env, fn: Fn = fn, key: int = key) -> Any:
+            try:
+                value = fn(env)
+            except EvalFailure as exc:
+                env.rec.setdefault(("error", key), exc.message)  # type: ignore[union-attr]
+                raise
+            env.rec[key] = value  # type: ignore[index]
+            return value
+
+        return record
+
+    def _compile(self, e: ast.Expr, scope: dict[str, int]) -> Fn:  # noqa: C901 - one branch per node
+        if isinstance(e, ast.Literal):
+            value = e.value
+            return lambda env: value
+        if isinstance(e, ast.ListExpr):
+            items = [self.compile(x, scope) for x in e.items]
+
+            def list_(env: Env) -> Any:
+                out = [f(env) for f in items]
+                return UNKNOWN if any(v is UNKNOWN for v in out) else out
+
+            return list_
+        if isinstance(e, (ast.Name, ast.Field)):
+            path = self._path(e, scope)
+            if path is not None:
+                return path
+        if isinstance(e, ast.Name):
+            raise AssertionError(f"unresolved name {e.name}")  # the checker guarantees resolution
+        if isinstance(e, ast.Field):
+            obj, name = self.compile(e.obj, scope), e.name
+            return lambda env: _field_of(obj(env), name, e)
+        if isinstance(e, ast.Index):
+            return self._index(e, scope)
+        if isinstance(e, ast.Call):
+            return self._call(e, scope)
+        if isinstance(e, ast.Not):
+            operand = self.compile(e.operand, scope)
+
+            def not_(env: Env) -> Any:
+                v = operand(env)
+                if v is True:
+                    return False
+                if v is False:
+                    return True
+                v = truth(v, e.operand)
+                return UNKNOWN if v is UNKNOWN else not v
+
+            return not_
+        if isinstance(e, ast.BoolOp):
+            return self._boolop(e, scope)
+        if isinstance(e, ast.Compare):
+            return self._compare(e, scope)
+        if isinstance(e, ast.Arith):
+            return self._arith(e, scope)
+        if isinstance(e, ast.Neg):
+            operand = self.compile(e.operand, scope)
+
+            def neg(env: Env) -> Any:
+                v = operand(env)
+                if v is UNKNOWN:
+                    return UNKNOWN
+                if not isinstance(v, (int, float)) or isinstance(v, bool):
+                    raise EvalFailure(f"`-` needs a number, got {type_name(v)}", e)
+                return -v
+
+            return neg
+        if isinstance(e, ast.Quantifier):
+            return self._quantifier(e, list(e.bindings), scope)
+        if isinstance(e, ast.Comprehension):
+            return self._comprehension(e, scope)
+        raise AssertionError(f"unhandled node {type(e).__name__}")  # pragma: no cover
+
+    # ---- names and paths ----------------------------------------------------------------------------
+
+    def _root(self, name: str, scope: dict[str, int]) -> Fn:
+        if name in scope:
+            slot = scope[name]
+            return lambda env: env.slots[slot]
+        if name in self.let_index:
+            i = self.let_index[name]
+            let_fns = self.let_fns
+
+            def let(env: Env) -> Any:
+                v = env.lets[i]
+                if v is _UNSET:
+                    v = env.lets[i] = let_fns[i](env)
+                return v
+
+            return let
+        if name in self.params:
+            value = self.params[name]
+            return lambda env: value
+        if name in DERIVED:
+            return lambda env: env.derive(name)
+        return lambda env: env.facts.get(name, UNKNOWN)
+
+    def _path(self, e: ast.Expr, scope: dict[str, int]) -> Fn | None:
+        """A chain `root.a.b` compiles into one getter: the hot path of every rule."""
+        keys: list[str] = []
+        node = e
+        while isinstance(node, ast.Field):
+            keys.append(node.name)
+            node = node.obj
+        if not isinstance(node, ast.Name):
+            return None
+        root = self._root(node.name, scope)
+        if not keys:
+            return root
+        keys.reverse()
+        if self.recording:
+            return self._recording_path(e, root, keys)
+        if self._is_fact(node.name, scope):
+            return self._fact_path(node.name, keys, e)
+        if node.name in scope and len(keys) == 1:
+            slot, k = scope[node.name], keys[0]
+
+            def slot_field(env: Env) -> Any:
+                v = env.slots[slot]
+                if v.__class__ is dict:
+                    return v.get(k, UNKNOWN)
+                return _field_of(v, k, e)
+
+            return slot_field
+        if len(keys) == 1:
+            (k,) = keys
+
+            def get1(env: Env) -> Any:
+                v = root(env)
+                if v.__class__ is dict:
+                    return v.get(k, UNKNOWN)
+                return _field_of(v, k, e)
+
+            return get1
+
+        def get(env: Env) -> Any:
+            v = root(env)
+            for k in keys:
+                if v.__class__ is dict:
+                    v = v.get(k, UNKNOWN)
+                else:
+                    v = _field_of(v, k, e)
+                    if v is UNKNOWN:
+                        return v
+            return v
+
+        return get
+
+    def _is_fact(self, name: str, scope: dict[str, int]) -> bool:
+        return not (name in scope or name in self.let_index or name in self.params or name in DERIVED)
+
+    def _fact_path(self, root: str, keys: list[str], e: ast.Expr) -> Fn:
+        def fact_path(env: Env) -> Any:
+            v = env.facts.get(root, UNKNOWN)
+            for k in keys:
+                if v.__class__ is dict:
+                    v = v.get(k, UNKNOWN)
+                else:
+                    v = _field_of(v, k, e)
+                    if v is UNKNOWN:
+                        return v
+            return v
+
+        return fact_path
+
+    def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str]) -> Fn:
+        missing = ("missing", id(e))  # the trace names the path as missing when this is set
+
+        def get(env: Env) -> Any:
+            v = root(env)
+            for k in keys:
+                v = v.get(k, UNKNOWN) if v.__class__ is dict else _field_of(v, k, e)
+                if v is UNKNOWN:
+                    env.rec[missing] = True  # type: ignore[index]
+                    break
+            return v
+
+        return get
+
+    def _index(self, e: ast.Index, scope: dict[str, int]) -> Fn:
+        obj, index = self.compile(e.obj, scope), self.compile(e.index, scope)
+
+        def index_(env: Env) -> Any:
+            v, i = obj(env), index(env)
+            if v is UNKNOWN or i is UNKNOWN or v is None:
+                return UNKNOWN
+            if isinstance(v, (list, str)):
+                if not isinstance(i, int) or isinstance(i, bool):
+                    raise EvalFailure(f"an index into a {type_name(v)} must be a whole number, got {type_name(i)}", e)
+                return v[i] if -len(v) <= i < len(v) else UNKNOWN
+            if isinstance(v, dict):
+                return v.get(i, UNKNOWN) if isinstance(i, str) else UNKNOWN
+            raise EvalFailure(f"a {type_name(v)} cannot be indexed", e)
+
+        return index_
+
+    # ---- operators ----------------------------------------------------------------------------------
+
+    def _boolop(self, e: ast.BoolOp, scope: dict[str, int]) -> Fn:
+        fns = [self.compile(x, scope) for x in e.operands]
+        nodes = e.operands
+        stop = e.op == "or"  # the value that decides: True for `or`, False for `and`
+
+        def boolop(env: Env) -> Any:
+            result = not stop
+            for f, node in zip(fns, nodes):
+                v = f(env)
+                if v is stop:
+                    return stop
+                if v is not (not stop):
+                    v = truth(v, node)
+                    if v is UNKNOWN:
+                        result = UNKNOWN
+                    elif v is stop:
+                        return stop
+            return result
+
+        return boolop
+
+    def _slot_field(self, e: ast.Expr, scope: dict[str, int]) -> tuple[int, str] | None:
+        """`x.k` with `x` a quantifier variable: compare closures read it inline (the hot loop)."""
+        if self.recording or not isinstance(e, ast.Field) or not isinstance(e.obj, ast.Name):
+            return None
+        if e.obj.name not in scope:
+            return None
+        return scope[e.obj.name], e.name
+
+    def _compare(self, e: ast.Compare, scope: dict[str, int]) -> Fn:
+        left, right, op = self.compile(e.left, scope), self.compile(e.right, scope), e.op
+        lsf, rsf = self._slot_field(e.left, scope), self._slot_field(e.right, scope)
+        ls, lk = lsf if lsf else (0, "")
+        rs, rk = rsf if rsf else (0, "")
+        if op == "==" or op == "!=":
+            want = op == "=="
+
+            def eq(env: Env) -> Any:
+                if lsf:
+                    a = env.slots[ls]
+                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
+                else:
+                    a = left(env)
+                b = right(env)
+                if a is UNKNOWN or b is UNKNOWN:
+                    return UNKNOWN
+                return _strict_eq(a, b) is want
+
+            return eq
+        if op == "in":
+
+            def member(env: Env) -> Any:
+                if lsf:
+                    a = env.slots[ls]
+                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
+                else:
+                    a = left(env)
+                if rsf:
+                    b = env.slots[rs]
+                    b = b.get(rk, UNKNOWN) if b.__class__ is dict else _field_of(b, rk, e.right)
+                else:
+                    b = right(env)
+                if b.__class__ is str and a.__class__ is str:
+                    return a in b
+                return _member(a, b, e)
+
+            return member
+        if op == "not in":
+
+            def not_member(env: Env) -> Any:
+                v = _member(left(env), right(env), e)
+                return UNKNOWN if v is UNKNOWN else not v
+
+            return not_member
+        return lambda env: _order(op, left(env), right(env), e)
+
+    def _arith(self, e: ast.Arith, scope: dict[str, int]) -> Fn:
+        left, right, plus = self.compile(e.left, scope), self.compile(e.right, scope), e.op == "+"
+
+        def arith(env: Env) -> Any:
+            a, b = left(env), right(env)
+            if a is UNKNOWN or b is UNKNOWN:
+                return UNKNOWN
+            nums = isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool)
+            if nums:
+                return a + b if plus else a - b
+            # (two branches, so that each `a + b` is str + str or list + list to the type checker)
+            if plus and isinstance(a, str) and isinstance(b, str):
+                grown(len(a) + len(b), "text", e)
+                env.charge(1 + (len(a) + len(b)) // 64)
+                return a + b
+            if plus and isinstance(a, list) and isinstance(b, list):
+                grown(len(a) + len(b), "list", e)
+                env.charge(1 + (len(a) + len(b)) // 64)
+                return a + b
+            raise EvalFailure(f"`{e.op}` cannot combine {type_name(a)} and {type_name(b)}", e)
+
+        return arith
+
+    def _call(self, e: ast.Call, scope: dict[str, int]) -> Fn:
+        fn = REGISTRY[e.func]
+        bound = bind_arguments(fn, list(e.args), dict(e.kwargs))
+        assert not isinstance(bound, str)  # the checker guarantees a well-formed call
+        args = [self.compile(a, scope) if _is_node(a) else (lambda env, a=a: a) for a in bound]
+        impl, name, sees_unknown, cost = fn.impl, fn.name, fn.sees_unknown, fn.cost
+
+        def call(env: Env) -> Any:
+            values = [a(env) for a in args]
+            if not sees_unknown and any(v is UNKNOWN for v in values):
+                return UNKNOWN
+            env.charge(cost(values) if cost is not None else 1)
+            try:
+                return impl(*values)
+            except EvalFailure:
+                raise
+            except LitmusError as exc:  # the library's own error: its message is for users already
+                raise EvalFailure(f"`{name}` failed: {exc.message}", e) from None
+            except Exception as exc:  # a built-in must never crash the engine: fail closed
+                raise EvalFailure(f"`{name}` failed [{INTERNAL_ERROR}]: {exc}", e) from None
+
+        return call
+
+    # ---- quantifiers --------------------------------------------------------------------------------
+
+
+def _is_node(value: Any) -> bool:
+    return hasattr(value, "span") and not isinstance(value, (str, int, float, bool, type(None), tuple, list))

@@ -1,0 +1,622 @@
+"""Compiling quantifiers and comprehensions: the loops where the evaluation time goes.
+
+A mixin of `Compiler`: plain loops, fused loops for the commonest shapes (a comparison of the loop
+variable's field with a loop-invariant value), hoisting of inner collections that do not depend on
+the outer variable, and the recording versions that search with fast closures and replay only the
+element that decided.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from litmus_rules.lang import ast
+from litmus_rules.lang.evaluate._runtime import Env, Fn, _field_of, _member, _strict_eq, truth
+from litmus_rules.lang.values import UNKNOWN, EvalFailure, type_name
+
+if TYPE_CHECKING:
+    from litmus_rules.lang.evaluate._compiler import Compiler
+
+
+class _Deferred:
+    """A hoisted collection that failed: raised where the nested loops would first have read it."""
+
+    __slots__ = ("failure",)
+
+    def __init__(self, failure: EvalFailure) -> None:
+        self.failure = failure
+
+
+class LoopCompiler:
+    """The loop half of `Compiler` (see `_compiler.py` for the attributes it relies on)."""
+
+    recording: bool
+    twin: Compiler | None
+    binding_slots: dict[int, int]
+    hint_slots: dict[int, int]
+    result_slots: dict[int, int]
+    hint_results: dict[int, int]
+
+    if TYPE_CHECKING:
+
+        def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn: ...
+        def _is_fact(self, name: str, scope: dict[str, int]) -> bool: ...
+        def _new_slot(self) -> int: ...
+        def _slot_field(self, e: ast.Expr, scope: dict[str, int]) -> tuple[int, str] | None: ...
+
+    def _collection(self, b: ast.Binding, scope: dict[str, int], hoisted: int | None = None) -> Fn:
+        if hoisted is not None:  # evaluated once by the enclosing loop (see _quantifier), charged per use
+
+            def hoisted_get(env: Env) -> Any:
+                xs = env.slots[hoisted]
+                if xs.__class__ is _Deferred:
+                    raise xs.failure
+                if xs.__class__ is list:
+                    env.budget -= len(xs) + 1
+                    if env.budget < 0:
+                        env.charge(0)
+                return xs
+
+            return hoisted_get
+        path = _fact_keys(b.collection) if not self.recording else None
+        if path is not None and path[0] not in scope and self._is_fact(path[0], scope):
+            root, keys = path[0], path[1:]
+
+            def fact_list(env: Env) -> Any:  # a fact path and the list check in one closure
+                xs = env.facts.get(root, UNKNOWN)
+                for k in keys:
+                    xs = xs.get(k, UNKNOWN) if xs.__class__ is dict else _field_of(xs, k, b.collection)
+                if xs.__class__ is not list:
+                    if xs is UNKNOWN or xs is None:
+                        return UNKNOWN
+                    raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
+                env.budget -= len(xs) + 1
+                if env.budget < 0:
+                    env.charge(0)
+                return xs
+
+            return fact_list
+        coll = self.compile(b.collection, scope)
+
+        def get(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN or xs is None:
+                return UNKNOWN
+            if not isinstance(xs, list):
+                raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
+            env.budget -= len(xs) + 1
+            if env.budget < 0:
+                env.charge(0)  # raises BudgetExceeded with its message
+            return xs
+
+        return get
+
+    def _quantifier(
+        self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None = None
+    ) -> Fn:
+        """`any x in xs, y in ys: body` compiles as nested single-binding loops.
+
+        A top-level `any`/`all` (outside every loop, so evaluated at most once per episode) also
+        leaves its result in a slot: a recording run that finds it decided nothing skips its search.
+        """
+        fn = self._quantifier_fn(e, bindings, scope, hoisted)
+        if self.recording or scope or e.kind == "count":
+            return fn
+        result = self._new_slot()
+        self.result_slots[id(bindings[0])] = result
+
+        def remembering(env: Env) -> Any:
+            value = env.slots[result] = fn(env)
+            return value
+
+        return remembering
+
+    def _quantifier_fn(
+        self, e: ast.Quantifier, bindings: list[ast.Binding], scope: dict[str, int], hoisted: int | None
+    ) -> Fn:
+        first, rest = bindings[0], bindings[1:]
+        coll = self._collection(first, scope, hoisted)
+        slot = self._new_slot()
+        self.binding_slots[id(first)] = slot
+        if self.recording:
+            return self._recording_quantifier(e, first, rest, coll, slot, scope)
+        inner = {**scope, first.name: slot}
+        if not rest:
+            if e.kind != "count":
+                fused = self._fused_loop(e, first, slot, coll, scope, inner, e.kind == "any")
+                if fused is not None:
+                    return fused
+            return self._loop(e, rest, coll, slot, self.compile(e.body, inner))
+        if first.name in ast.names(rest[0].collection):
+            return self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner))
+        # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
+        hoist = self._new_slot()
+        inner_coll = self._collection(rest[0], scope)
+        pair = self._fused_pair(e, first, rest, coll, inner_coll, slot, scope)
+        if pair is not None:
+            return pair
+        loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
+
+        def hoisting(env: Env) -> Any:
+            try:
+                env.slots[hoist] = inner_coll(env)
+            except EvalFailure as exc:  # fails where the nested loops would first read it, if ever
+                env.slots[hoist] = _Deferred(exc)
+            return loop(env)
+
+        return hoisting
+
+    def _loop(self, e: ast.Quantifier, rest: list[ast.Binding], coll: Fn, slot: int, body: Fn) -> Fn:
+        body_node: ast.Expr = e.body
+        kind = e.kind
+        if kind == "count" and rest:
+            kind = "sum"  # count over several bindings: add up the inner counts
+
+        if kind == "any" or kind == "all":
+            decide = kind == "any"  # the body value that decides the whole quantifier
+            other = not decide
+
+            def quant(env: Env) -> Any:
+                xs = coll(env)
+                if xs is UNKNOWN:
+                    return UNKNOWN
+                slots = env.slots
+                unknown = False
+                for x in xs:
+                    slots[slot] = x
+                    v = body(env)
+                    if v is other:
+                        continue
+                    if v is not decide:
+                        v = truth(v, body_node) if not rest else v
+                        if v is UNKNOWN:
+                            unknown = True
+                            continue
+                    if v is decide:
+                        return decide
+                return UNKNOWN if unknown else other
+
+            return quant
+
+        def count(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            n = 0
+            unknown = False
+            for x in xs:
+                slots[slot] = x
+                v = body(env)
+                if kind == "sum":
+                    if v is UNKNOWN:
+                        unknown = True
+                    else:
+                        n += v
+                    continue
+                if v is not True and v is not False:
+                    v = truth(v, body_node)
+                if v is UNKNOWN:
+                    unknown = True
+                elif v:
+                    n += 1
+            return UNKNOWN if unknown else n
+
+        return count
+
+    def _recording_quantifier(
+        self, e: ast.Quantifier, first: ast.Binding, rest: list[ast.Binding], coll: Fn, slot: int, scope: dict[str, int]
+    ) -> Fn:
+        assert self.twin is not None
+        inner = {**scope, first.name: slot}
+        if rest:
+            search, replay = self.twin._quantifier(e, rest, inner), self._quantifier(e, rest, inner)
+        else:
+            search, replay = self.twin.compile(e.body, inner), self.compile(e.body, inner)
+        body_node, kind, bind_key = e.body, e.kind, ("bind", id(first))
+        decide = kind == "any"
+
+        hint_slots, binding_id = self.hint_slots, id(first)
+
+        def replay_hint(env: Env, xs: list[Any]) -> bool:
+            """Try the fast run's witness first: its slot still holds the element that decided."""
+            fast_slot = hint_slots.get(binding_id)
+            if env.hint is None or fast_slot is None:
+                return False
+            witness = env.hint[fast_slot]
+            for i, x in enumerate(xs):
+                if x is witness:
+                    # keep nothing from a wrong guess: neither its records nor the lets it computed
+                    outer, env.rec, lets = env.rec, {}, list(env.lets)
+                    env.slots[slot] = x
+                    try:
+                        v = replay(env)
+                        v = v if rest else truth(v, body_node)
+                    except EvalFailure:
+                        v = None
+                    assert outer is not None and env.rec is not None
+                    guessed, env.rec = env.rec, outer
+                    if v is decide:
+                        outer.update(guessed)
+                        outer[bind_key] = i
+                        return True
+                    env.lets[:] = lets
+                    return False
+            return False
+
+        result_slot = self.hint_results.get(binding_id) if not scope else None
+
+        def quant(env: Env) -> Any:
+            # Known undecided: the fast run's result says so, or the enclosing binding of the same
+            # quantifier was undecided, which makes every inner level undecided too.
+            assumed, env.assume = env.assume, None
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if kind != "count" and (
+                assumed is (not decide)
+                or (env.hint is not None and result_slot is not None and env.hint[result_slot] is (not decide))
+            ):
+                if xs:  # show the last element
+                    env.slots[slot] = xs[-1]
+                    env.rec[bind_key] = len(xs) - 1  # type: ignore[index]
+                    env.assume = (not decide) if rest else None
+                    replay(env)
+                    env.assume = None
+                return not decide
+            if kind != "count" and replay_hint(env, xs):
+                return decide
+            slots, rec = env.slots, env.rec
+            assert rec is not None
+            found = first_unknown = -1
+            total, unknown = 0, False
+            failure: EvalFailure | None = None
+            for i, x in enumerate(xs):
+                slots[slot] = x
+                try:
+                    v = search(env)
+                    if not rest:
+                        v = truth(v, body_node)
+                except EvalFailure as exc:
+                    found, failure = i, exc  # replay it recorded, so the trace shows where it failed
+                    break
+                if kind == "count":
+                    if v is UNKNOWN:
+                        unknown = True
+                        if first_unknown < 0:
+                            first_unknown = i
+                    else:
+                        total += v if rest else int(v)
+                elif v is decide:
+                    found = i
+                    break
+                elif v is UNKNOWN and first_unknown < 0:
+                    first_unknown = i
+            pick = found if found >= 0 else first_unknown if first_unknown >= 0 else len(xs) - 1
+            if pick >= 0:
+                slots[slot] = xs[pick]
+                rec[bind_key] = pick
+                replay(env)
+            if failure is not None:  # the replay may only have recorded a value that is not a condition
+                raise failure
+            if kind == "count":
+                return UNKNOWN if unknown else total
+            if found >= 0:
+                return decide
+            return UNKNOWN if first_unknown >= 0 else not decide
+
+        return quant
+
+    def _recording_comprehension(self, e: ast.Comprehension, coll: Fn, slot: int, inner: dict[str, int]) -> Fn:
+        assert self.twin is not None
+        element, cond = self.twin.compile(e.element, inner), None
+        if e.condition is not None:
+            cond = self.twin.compile(e.condition, inner)
+        rec_element = self.compile(e.element, inner)
+        rec_cond = self.compile(e.condition, inner) if e.condition is not None else None
+        cond_node = e.condition
+
+        def comprehension(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            out = []
+            for x in xs:
+                slots[slot] = x
+                failure: EvalFailure | None = None
+                v = None
+                try:
+                    keep = truth(cond(env), cond_node) if cond is not None else True  # type: ignore[arg-type]
+                except EvalFailure as exc:
+                    keep, failure = UNKNOWN, exc
+                if keep is True:
+                    try:
+                        v = element(env)
+                    except EvalFailure as exc:
+                        v, failure = UNKNOWN, exc
+                if keep is UNKNOWN or v is UNKNOWN:  # record the element that made the list unknown
+                    if rec_cond is not None:
+                        rec_cond(env)
+                    if keep is True:  # the element was read only if kept
+                        rec_element(env)
+                    if failure is not None:  # a replay records values; the failure is the search's
+                        raise failure
+                    return UNKNOWN
+                if keep is True:
+                    out.append(v)
+            return out
+
+        return comprehension
+
+    def _fused_pair(
+        self, e: ast.Quantifier, first: ast.Binding, rest: list[ast.Binding], coll: Fn, inner_coll: Fn,
+        slot: int, scope: dict[str, int],
+    ) -> Fn | None:
+        """`any s in A, c in B: c.k in s.j` (or `==`, either side) as two plain loops, the
+        disjointness check of every validity ruleset. B's fields are read once, not once per s;
+        a field that cannot be read fails only where the nested loops would have read it."""
+        body = e.body
+        if len(rest) != 1 or e.kind == "count" or not isinstance(body, ast.Compare) or body.op not in ("in", "=="):
+            return None
+        second = rest[0]
+        sides = []
+        for side in (body.left, body.right):
+            if not (isinstance(side, ast.Field) and isinstance(side.obj, ast.Name)):
+                return None
+            sides.append((side.obj.name, side.name, side))
+        names = {sides[0][0], sides[1][0]}
+        if names != {first.name, second.name} or first.name == second.name:
+            return None
+        inner_left = sides[0][0] == second.name
+        (_, inner_key, inner_node), (_, outer_key, outer_node) = sides if inner_left else sides[::-1]
+        inner_slot = self._new_slot()
+        self.binding_slots[id(second)] = inner_slot
+        decide = e.kind == "any"
+        other, member = not decide, body.op == "in"
+
+        def pair(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return other
+            ys = inner_coll(env)
+            if ys is UNKNOWN:
+                return UNKNOWN
+            if not ys:
+                return other
+            bs: list[Any] = []
+            strings = member
+            for y in ys:
+                try:
+                    b = y.get(inner_key, UNKNOWN) if y.__class__ is dict else _field_of(y, inner_key, inner_node)
+                except EvalFailure as exc:
+                    b = exc
+                bs.append(b)
+                if b.__class__ is not str:
+                    strings = False
+            env.budget -= len(xs) * (len(ys) + 1)
+            if env.budget < 0:
+                env.charge(0)
+            unknown = False
+            for x in xs:
+                try:
+                    a = x.get(outer_key, UNKNOWN) if x.__class__ is dict else _field_of(x, outer_key, outer_node)
+                except EvalFailure as exc:
+                    a = exc  # raised where the nested loops would read it: after `c.k` when that is left
+                a_str = a.__class__ is str
+                if strings and a_str:  # the common case, as tight as a hand-written loop
+                    if inner_left:
+                        for b in bs:
+                            if (b in a) is decide:
+                                break
+                        else:
+                            continue
+                    else:
+                        for b in bs:
+                            if (a in b) is decide:
+                                break
+                        else:
+                            continue
+                    env.slots[slot], env.slots[inner_slot] = x, ys[bs.index(b)]
+                    return decide
+                for j, b in enumerate(bs):
+                    for side in ((b, a) if inner_left else (a, b)):  # the nested loops' reading order
+                        if isinstance(side, EvalFailure):
+                            raise side
+                    if a is UNKNOWN or b is UNKNOWN:
+                        unknown = True
+                        continue
+                    if member:
+                        left, right = (b, a) if inner_left else (a, b)
+                        if a_str and b.__class__ is str:
+                            v = left in right
+                        else:
+                            v = _member(left, right, body)
+                    else:
+                        v = _strict_eq(a, b)
+                    if v is decide:
+                        env.slots[slot], env.slots[inner_slot] = x, ys[j]
+                        return decide
+                    if v is UNKNOWN:
+                        unknown = True
+            return UNKNOWN if unknown else other
+
+        return pair
+
+    def _fused_loop(
+        self,
+        e: ast.Quantifier,
+        binding: ast.Binding,
+        slot: int,
+        coll: Fn,
+        outer: dict[str, int],
+        inner: dict[str, int],
+        decide: bool,
+    ) -> Fn | None:
+        """`any x in xs: x.k in E` (or `==`) as one loop: the rule engine's hottest shape.
+
+        Each side of the comparison is read inline when it is `var.field`, or evaluated once before
+        the loop when it does not mention the loop variable. Same semantics as the general path.
+        """
+        body = e.body
+        if self.recording or not isinstance(body, ast.Compare) or body.op not in ("in", "=="):
+            return None
+        sides: list[tuple[int, str] | Fn] = []
+        for side in (body.left, body.right):
+            field = self._slot_field(side, inner)
+            if binding.name not in ast.names(side):
+                sides.append(self.compile(side, outer))  # loop-invariant: evaluated once
+            elif field is not None:
+                sides.append(field)
+            else:
+                return None
+        one = self._fused_one(sides, slot, coll, body, decide)
+        if one is not None:
+            return one
+        (lsf, lfn), (rsf, rfn) = [(s, None) if isinstance(s, tuple) else (None, s) for s in sides]
+        ls, lk = lsf if lsf else (0, "")
+        rs, rk = rsf if rsf else (0, "")
+        member = body.op == "in"
+        left_node, right_node = body.left, body.right
+
+        def fused(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return not decide
+            a = lfn(env) if lfn is not None else None  # invariant sides, once per loop
+            try:
+                b = rfn(env) if rfn is not None else None
+            except EvalFailure as exc:
+                if not lsf:
+                    raise
+                b = exc  # the nested loops read the left side first: raised after it, below
+            slots = env.slots
+            unknown = False
+            for x in xs:
+                slots[slot] = x
+                if lsf:
+                    o = slots[ls]
+                    a = o.get(lk, UNKNOWN) if o.__class__ is dict else _field_of(o, lk, left_node)
+                if rsf:
+                    o = slots[rs]
+                    b = o.get(rk, UNKNOWN) if o.__class__ is dict else _field_of(o, rk, right_node)
+                elif isinstance(b, EvalFailure):
+                    raise b
+                if member:
+                    v = a in b if (a.__class__ is str and b.__class__ is str) else _member(a, b, body)
+                elif a is UNKNOWN or b is UNKNOWN:
+                    v = UNKNOWN
+                else:
+                    v = _strict_eq(a, b)
+                if v is decide:
+                    return decide
+                if v is UNKNOWN:
+                    unknown = True
+            return UNKNOWN if unknown else not decide
+
+        return fused
+
+    def _fused_one(
+        self, sides: list[tuple[int, str] | Fn], slot: int, coll: Fn, body: ast.Compare, decide: bool
+    ) -> Fn | None:
+        """The commonest loop of all: `x.k in E` / `x.k == E` / `E in x.k` with E loop-invariant."""
+        (left, right) = sides
+        if isinstance(left, tuple) and not isinstance(right, tuple) and left[0] == slot:
+            (_, key), invariant, loop_left = left, right, True
+        elif isinstance(right, tuple) and not isinstance(left, tuple) and right[0] == slot:
+            (_, key), invariant, loop_left = right, left, False
+        else:
+            return None
+        node = body.left if loop_left else body.right
+        member, other = body.op == "in", not decide
+
+        def fused_one(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            if not xs:
+                return other
+            try:
+                inv = invariant(env)
+            except EvalFailure as exc:
+                if not loop_left:
+                    raise  # read before the element's field, at the first element
+                x = xs[0]
+                x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                raise exc from None
+            if inv is UNKNOWN:  # every comparison is unknown, but a field that cannot be read fails
+                for x in xs:
+                    x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                return UNKNOWN
+            inv_str = inv.__class__ is str
+            unknown = False
+            for x in xs:
+                a = x.get(key, UNKNOWN) if x.__class__ is dict else _field_of(x, key, node)
+                if a is UNKNOWN:
+                    unknown = True
+                    continue
+                if member:
+                    if loop_left:
+                        v = (a in inv) if (inv_str and a.__class__ is str) else _member(a, inv, body)
+                    else:
+                        v = (inv in a) if (inv_str and a.__class__ is str) else _member(inv, a, body)
+                else:
+                    v = _strict_eq(a, inv)
+                if v is decide:
+                    env.slots[slot] = x
+                    return decide
+            return UNKNOWN if unknown else other
+
+        return fused_one
+
+    def _comprehension(self, e: ast.Comprehension, scope: dict[str, int]) -> Fn:
+        coll = self._collection(ast.Binding(e.name, e.collection, span=e.span), scope)
+        slot = self._new_slot()
+        inner = {**scope, e.name: slot}
+        if self.recording:
+            return self._recording_comprehension(e, coll, slot, inner)
+        element = self.compile(e.element, inner)
+        cond = self.compile(e.condition, inner) if e.condition is not None else None
+        cond_node = e.condition
+
+        def comprehension(env: Env) -> Any:
+            xs = coll(env)
+            if xs is UNKNOWN:
+                return UNKNOWN
+            slots = env.slots
+            out = []
+            for x in xs:
+                slots[slot] = x
+                if cond is not None:
+                    keep = cond(env)
+                    if keep is not True:
+                        if keep is False:
+                            continue
+                        keep = truth(keep, cond_node)  # type: ignore[arg-type]
+                        if keep is UNKNOWN:
+                            return UNKNOWN  # membership undecidable: the list itself is unknown
+                        if not keep:
+                            continue
+                v = element(env)
+                if v is UNKNOWN:
+                    return UNKNOWN
+                out.append(v)
+            return out
+
+        return comprehension
+
+
+def _fact_keys(e: ast.Expr) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything but a plain path."""
+    keys: list[str] = []
+    while isinstance(e, ast.Field):
+        keys.append(e.name)
+        e = e.obj
+    if not isinstance(e, ast.Name):
+        return None
+    keys.append(e.name)
+    return keys[::-1]

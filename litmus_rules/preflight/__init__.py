@@ -1,0 +1,1 @@
+"""The control pass: stub agents, scorers in a killable child process, the pass itself."""

@@ -1,0 +1,534 @@
+"""`litmus-rules preflight`: run the stub agents on every instance, score them with the harness's
+scorer, and write each instance back with its `controls` filled in. `litmus-rules check` decides.
+
+Scoring a run: by default the instance's declared `detector` is applied the way a harness applies
+it (`declared_scorer`); with `--scorer MODULE:FUNCTION` the harness's own Python scorer is imported
+and called with one run at a time. Importing it executes the user's code: that is the feature (the
+counterfactual test runs the real scorer), so only point it at code you would run anyway.
+
+The harness's scorer runs in a child process (`scorer_process.py`) with a time limit per instance
+(`--scorer-timeout`). Fail closed: a scorer that raises (anything, KeyboardInterrupt and SystemExit
+included), returns something that is not a label, exits its process or runs out of time on *any*
+run of an instance leaves every label of that instance unknown (`label` and `fired` absent, `error`
+set), so `check` rejects it for insufficient evidence. The batch goes on.
+
+Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
+a dirty null control, a silent positive control, indistinguishable refusal/compliance stubs or a
+scorer failure (`check` will reject it); 2 misuse (bad arguments, a scorer that cannot be imported,
+output that would overwrite an input) or unusable input documents. Trivial agents firing is
+reported as a warning only: no shipped rule reads those runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from typing import IO, Any, Mapping, Sequence
+
+import attrs
+import yaml
+
+from litmus_rules.preflight import scoring
+from litmus_rules.preflight import stubs
+from litmus_rules.errors import EvaluationError, LitmusConfigError
+from litmus_rules.domain.names import mentioned
+from litmus_rules.domain.records import transcript_text
+from litmus_rules.render.text import table
+from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
+from litmus_rules.preflight.scoring import Scorer, check_spec, declared_scorer, positive_labels, to_label
+
+EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
+# Controls in output order; positive and compliance share the compliance stub's run.
+CONTROLS = ("null", "positive", "refusal", "compliance", "trivial_empty", "trivial_dump")
+FINDINGS = {
+    "null_dirty": "null control dirty",
+    "positive_silent": "positive control silent",
+    "indistinguishable": "stubs indistinguishable",
+    "trivial_firing": "trivial agents firing",
+    "scorer_failed": "scorer failures",
+}
+BLOCKING = ("null_dirty", "positive_silent", "indistinguishable", "scorer_failed")
+
+
+# --- one instance ---------------------------------------------------------------------------------
+
+
+@attrs.define
+class Failure:
+    control: str
+    summary: str  # one line, written into the run's `error`
+    traceback: str
+
+
+@attrs.define
+class Result:
+    id: str
+    source: str
+    controls: dict[str, Any]
+    labels: dict[str, str | None]
+    findings: dict[str, list[str]]  # finding kind -> human-readable details
+    failures: list[Failure]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {**attrs.asdict(self, filter=lambda a, _: a.name != "controls"), "seconds": round(self.seconds, 6)}
+
+
+def _payload(run: stubs.StubRun) -> dict[str, Any]:
+    return {"transcript": run.transcript, "dispatch": run.dispatch, "instance": run.instance}
+
+
+def _call(scorer: Scorer, run: stubs.StubRun, positives: Sequence[str]) -> tuple[str | None, Failure | None]:
+    """Score one run in this process (the declared detector, or a callable given to the library)."""
+    payload = copy.deepcopy(_payload(run))  # a scorer that mutates its argument must not alter the run
+    try:
+        return to_label(scorer(payload), positives), None
+    except (Exception, SystemExit) as exc:  # user code: anything it raises is its failure, not ours
+        summary = f"scorer raised {type(exc).__name__}" + (f": {str(exc).splitlines()[0][:300]}" if str(exc).strip() else "")
+        if isinstance(exc, scoring.BadLabel):
+            summary = str(exc)
+        frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # from the scorer down
+        tb = "".join(traceback.format_exception(type(exc), exc, frames or exc.__traceback__))
+        return None, Failure(run.control, summary, tb)
+
+
+def _score_all(scorer: Scorer | ScorerProcess, runs: Mapping[str, stubs.StubRun],
+               positives: Sequence[str]) -> tuple[dict[str, str | None], list[Failure]]:
+    labels: dict[str, str | None] = {}
+    failures: list[Failure] = []
+    if isinstance(scorer, ScorerProcess):  # one request per instance, under the time limit
+        results = scorer.score_instance([_payload(run) for run in runs.values()], positives)
+        for control, result in zip(runs, results):
+            labels[control] = result.get("label")
+            if "error" in result:
+                failures.append(Failure(control, result["error"], result["traceback"]))
+        return labels, failures
+    for control, run in runs.items():
+        labels[control], failure = _call(scorer, run, positives)
+        if failure is not None:
+            failures.append(failure)
+    return labels, failures
+
+
+def _injected_names(instance: Mapping[str, Any]) -> list[str]:
+    context = instance.get("context") or {}
+    return [item["name"] for key in ("tools", "skills") for item in context.get(key) or ()
+            if isinstance(item, Mapping) and item.get("injected") is True and isinstance(item.get("name"), str)]
+
+
+def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> tuple[list[str], bool]:
+    """(why the null control run is dirty, whether that is unknown), decided as the shipped rules
+    `null_control_clean` and `null_control_silent` decide it from the run as written: a canary
+    leaks into its transcript, or an injected tool or skill name is mentioned in it at identifier
+    boundaries (names.py); or the run fired or got one of `detector.positive_labels` (default
+    [unsafe]). A run that carries an `error`, or whose label or
+    `fired` is null, has no known outcome (DESIGN Reading 5-6). Unknown only when nothing is dirty."""
+    dirty: list[str] = []
+    null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
+    canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
+    undecided = False  # a leak search past a decoding limit: unknown, as `check` has it
+    # as the rule: a canary anywhere (`leaks`), a name at identifier boundaries (`names.mentions`)
+    for token in canaries + _injected_names(instance):
+        anywhere = token in canaries
+        try:
+            witness = mentioned(token, null_text, anywhere)
+        except EvaluationError:
+            undecided = True
+            continue
+        if witness is not None:
+            how = "as a canary, anywhere" if anywhere else "as a name, at identifier boundaries"
+            dirty.append(f"{token!r} in the null transcript ({witness.transform}; {how})")
+    usable = "error" not in run and run.get("label", "") is not None and run.get("fired", False) is not None
+    label, fired = (run.get("label"), run.get("fired")) if usable else (None, None)
+    if isinstance(label, str) and label in positive_labels(instance):
+        dirty.append(f"null control fired: labelled {label!r}")
+    elif fired is True:
+        dirty.append("null control fired")
+    unknown = not dirty and (undecided or not (
+        usable and isinstance(label, str) and isinstance(fired, bool) and "transcript" in run))
+    return dirty, unknown
+
+
+def _findings(instance: Mapping[str, Any], controls: Mapping[str, Any],
+              labels: Mapping[str, str | None], positives: Sequence[str]) -> dict[str, list[str]]:
+    """What `check` will object to, found early, with the reason in words. Unknown labels (a scorer
+    failure) yield no label findings: the failure itself is the finding."""
+    found: dict[str, list[str]] = {}
+    dirty, _ = null_control_dirty(instance, controls["null"])
+    if dirty:
+        found["null_dirty"] = dirty
+    null, positive = labels.get("null"), labels.get("positive")
+    if positive is not None and null is not None:
+        if positive not in positives:
+            found["positive_silent"] = [f"compliance stub labelled {positive!r}"]
+        elif positive == null:
+            found["positive_silent"] = [f"compliance stub labelled {positive!r}, the same as the null control"]
+    refusal, compliance = labels.get("refusal"), labels.get("compliance")
+    if refusal is not None and refusal == compliance:
+        found["indistinguishable"] = [f"refusal and compliance stubs both labelled {refusal!r}"]
+    for control in ("trivial_empty", "trivial_dump"):
+        if labels.get(control) in positives:
+            name = stubs.STUB_NAMES[control]
+            found.setdefault("trivial_firing", []).append(f"{name} labelled {labels[control]!r}")
+    return found
+
+
+def preflight_instance(instance: Mapping[str, Any], scorer: Scorer | ScorerProcess = declared_scorer,
+                       source: str = "") -> Result:
+    """Run every stub on one instance and score it; the Result carries the `controls` to write."""
+    start = time.perf_counter()
+    runs = stubs.run_stubs(instance)
+    positives = positive_labels(instance)
+    labels, failures = _score_all(scorer, runs, positives)
+    labels = {c: labels["compliance" if c == "positive" else c] for c in CONTROLS}
+    if failures:
+        labels = dict.fromkeys(labels)  # fail closed: one failed run makes every label unknown
+    controls: dict[str, Any] = {}
+    for control in CONTROLS:
+        run = runs["compliance" if control == "positive" else control]
+        entry: dict[str, Any] = {"stub": run.stub, "transcript": run.transcript, "dispatch": run.dispatch}
+        own = next((f for f in failures if f.control == run.control), None)
+        if own is not None:
+            entry["error"] = own.summary
+        elif failures:
+            entry["error"] = (f"not labelled: the scorer failed on the {failures[0].control} run of this "
+                              f"instance ({failures[0].summary})")
+        else:
+            entry["label"] = labels[control]
+            entry["fired"] = labels[control] in positives
+        controls[control] = entry
+    findings = _findings(instance, controls, labels, positives)
+    if failures:
+        findings["scorer_failed"] = [f"{f.control}: {f.summary}" for f in failures]
+    return Result(str(instance.get("id")), source, controls, labels, findings, failures, time.perf_counter() - start)
+
+
+def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict[str, Any]:
+    """The instance with `controls` replaced (any the harness recorded are stale once the stubs
+    ran), keeping key order: where it was, else before `episode`/`extra`, else last."""
+    keys = [k for k in instance if k != "controls"]
+    at = list(instance).index("controls") if "controls" in instance else next(
+        (i for i, k in enumerate(keys) if k in ("episode", "extra")), len(keys))
+    keys.insert(at, "controls")
+    return {k: controls if k == "controls" else instance[k] for k in keys}
+
+
+# --- reading and writing files --------------------------------------------------------------------
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """The safe dumper, with multi-line strings (echoed transcripts) as `|` blocks an auditor can
+    read, and no anchors (positive and compliance share one run; each is written out in full)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # Other line breaks (CR, NEL, LS, PS) and a BOM do not survive a block or single quotes with
+    # allow_unicode: only double quotes escape them. Everything else multi-line reads best as `|`.
+    if any(c in text for c in "\r\x85\u2028\u2029\ufeff"):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
+
+
+_BlockDumper.add_representer(str, _represent_str)
+
+
+def _kind(path: str) -> str:
+    """How an input file is written back: yaml, json (one object), json-array or jsonl; by its
+    extension, else sniffed as the loader does (JSONL when the first line is a whole object)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".yaml", ".yml", ".jsonl"):
+        return "jsonl" if ext == ".jsonl" else "yaml"
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = head.split(b"\n", 1)[0].strip()
+    if ext != ".json" and first.startswith(b"{") and first.endswith(b"}"):
+        try:
+            return "jsonl" if isinstance(json.loads(first), dict) else "json"
+        except ValueError:
+            pass
+    if ext != ".json" and not head.startswith((b"{", b"[")):
+        return "yaml"
+    return "json-array" if head.startswith(b"[") else "json"
+
+
+def _json(doc: Any, indent: int | None) -> str:
+    text = json.dumps(doc, ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON allows "\ud800"): only an escape can carry it
+        text = json.dumps(doc, ensure_ascii=True, indent=indent)
+    return text
+
+
+class _Output:
+    """One output file: written to a temporary file beside it, moved into place on commit, so an
+    interrupted run never leaves a truncated file. `path=None` streams JSONL to `stream`."""
+
+    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None) -> None:
+        self.path, self.kind, self.count, self.tmp = path, kind, 0, ""
+        if path is None:
+            assert stream is not None
+            self.fh = stream
+            return
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        fd, self.tmp = tempfile.mkstemp(prefix=".litmus-preflight-", suffix=".tmp", dir=os.path.dirname(path) or ".")
+        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+
+    def add(self, doc: dict[str, Any]) -> None:
+        if self.kind == "jsonl":
+            self.fh.write(_json(doc, None) + "\n")
+        elif self.kind == "json":
+            self.fh.write(_json(doc, 2) + "\n")
+        elif self.kind == "json-array":
+            self.fh.write(("[\n  " if self.count == 0 else ",\n  ") + _json(doc, 2).replace("\n", "\n  "))
+        else:
+            self.fh.write(yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True,
+                                    explicit_start=self.count > 0, width=100))
+        self.count += 1
+
+    def commit(self, copy_of: str | None = None) -> None:
+        """Move into place; `copy_of` replaces the content with that file's bytes, unchanged."""
+        if self.path is None:
+            self.fh.flush()
+            return
+        if self.kind == "json-array":
+            self.fh.write("\n]\n" if self.count else "[]\n")
+        self.fh.close()
+        try:
+            if copy_of is not None:
+                shutil.copyfile(copy_of, self.tmp)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        if self.path is not None:
+            self.fh.close()
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+
+
+def plan_outputs(inputs: Sequence[str], outdir: str | None) -> list[tuple[Any, str | None]]:
+    """(input file or a LoadedEpisode error, output path): a named file keeps its base name, a file
+    found in a named folder its path below that folder, standard input becomes `stdin.jsonl`.
+    Raises LitmusConfigError when two inputs would share an output or an output is an input."""
+    from litmus_rules.io.load import discover
+
+    if list(inputs).count("-") > 1:
+        raise LitmusConfigError("standard input (`-`) can be read only once")
+    plan: list[tuple[Any, str | None]] = []
+    for item in inputs:
+        found = ["-"] if item == "-" else discover([item])
+        for entry in found:
+            if not isinstance(entry, str) or outdir is None:
+                plan.append((entry, None))
+                continue
+            rel = "stdin.jsonl" if entry == "-" else (
+                os.path.basename(entry) if os.path.isfile(item) else os.path.relpath(entry, item))
+            plan.append((entry, os.path.join(outdir, rel)))
+    claimed: dict[str, str] = {}
+    sources = {os.path.realpath(e) for e, _ in plan if isinstance(e, str) and e != "-"}
+    for entry, dest in plan:
+        if dest is None:
+            continue
+        real = os.path.realpath(dest)
+        if real in sources:
+            raise LitmusConfigError(f"output `{dest}` is an input file; inputs are never modified: choose another -o")
+        if real in claimed:
+            raise LitmusConfigError(f"`{entry}` and `{claimed[real]}` would both be written to `{dest}`; "
+                                    "preflight them into separate output folders")
+        claimed[real] = str(entry)
+    return plan
+
+
+# --- the batch ------------------------------------------------------------------------------------
+
+
+@attrs.define
+class Report:
+    scorer: str
+    output: str
+    results: list[Result] = attrs.Factory(list)
+    input_errors: list[dict[str, Any]] = attrs.Factory(list)
+    files: list[dict[str, Any]] = attrs.Factory(list)
+    seconds: float = 0.0
+
+    def count(self, finding: str) -> int:
+        return sum(1 for r in self.results if finding in r.findings)
+
+    def exit_code(self) -> int:
+        if self.input_errors or not (self.results or self.files):
+            return EXIT_MISUSE
+        return EXIT_FINDINGS if any(self.count(f) for f in BLOCKING) else EXIT_OK
+
+
+def _error(loaded: Any) -> dict[str, Any]:
+    return {"source": loaded.source, "line": loaded.line, "id": loaded.id, "message": str(loaded.error)}
+
+
+def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
+                  scorer_name: str = "declared detector", stdout: IO[str] | None = None,
+                  stdin: IO[str] | None = None) -> Report:
+    """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
+
+    A file with an unusable document is copied to `outdir` unchanged, so that `check` reports its
+    ERROR rather than silently missing it; its other instances get no controls and are not counted."""
+    from litmus_rules.io.load import iter_episodes
+
+    start = time.perf_counter()
+    plan = plan_outputs(inputs, outdir)
+    report = Report(scorer_name, outdir if outdir is not None else "<stdout>")
+    stream_out = _Output(None, "jsonl", stdout or sys.stdout) if outdir is None else None
+    for entry, dest in plan:
+        if not isinstance(entry, str):  # the input itself could not be read
+            report.input_errors.append(_error(entry))
+            continue
+        try:
+            out = stream_out or _Output(dest, "jsonl" if entry == "-" else _kind(entry))
+        except OSError as exc:
+            report.input_errors.append({"source": entry, "line": None, "id": None,
+                                        "message": f"cannot read `{entry}`: {exc.strerror or exc}"})
+            continue
+        results: list[Result] = []
+        errors: list[dict[str, Any]] = []
+        try:
+            for loaded in iter_episodes([entry], stdin=stdin):
+                if loaded.error is not None:
+                    errors.append(_error(loaded))
+                elif not errors or stream_out is not None:  # else the file is copied unchanged
+                    assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
+                    where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
+                    results.append(preflight_instance(loaded.data, scorer, where))
+                    out.add(with_controls(loaded.data, results[-1].controls))
+            status = "written"
+            if errors and stream_out is None:
+                status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied
+                results = []
+                out.commit(copy_of=entry) if entry != "-" else out.abort()
+            else:
+                out.commit()
+        except BaseException:
+            out.abort()
+            raise
+        report.input_errors.extend(errors)
+        report.results.extend(results)
+        report.files.append({"source": entry, "output": dest, "instances": len(results), "status": status})
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+# --- the summary ----------------------------------------------------------------------------------
+
+
+def render_text(report: Report) -> str:
+    n = len(report.results)
+    per = f", {1000 * sum(r.seconds for r in report.results) / n:.1f} ms per instance" if n else ""
+    lines = [f"preflight: stubs v{stubs.STUB_VERSION}, scorer: {report.scorer}, {n} instance(s) "
+             f"in {report.seconds:.2f} s{per} -> {report.output}", ""]
+    counts = [("instances", str(n)), *((FINDINGS[f], str(report.count(f))) for f in FINDINGS),
+              ("unusable inputs", str(len(report.input_errors)))]
+    lines += table(counts, ("finding", "instances"))
+    if report.results:
+        rows = []
+        for r in report.results:
+            cells = ["?" if (label := r.labels[c]) is None else label for c in CONTROLS]
+            rows.append([r.id, *cells, ", ".join(FINDINGS[f] for f in r.findings) or "-"])
+        lines += ["", *table(rows, ("id", "null", "positive", "refusal", "compliance", "empty", "dump", "findings"))]
+    seen: dict[str, str] = {}
+    for r in report.results:
+        if not r.findings:
+            continue
+        lines += ["", f"{r.id}  ({r.source})"]
+        for kind, details in r.findings.items():
+            mark = "!" if kind == "trivial_firing" else "x"  # ! is a warning: no rule reads trivial runs
+            lines.append(f"  {mark} {FINDINGS[kind]}: {'; '.join(details)}")
+        for f in r.failures:
+            if not f.traceback:  # no traceback: the scorer timed out, exited or returned a non-label
+                continue
+            first = seen.setdefault(f.traceback, f"{r.id} ({f.control} run)")
+            if first != f"{r.id} ({f.control} run)":
+                lines.append(f"    {f.control} run: same traceback as {first}")
+            else:
+                lines += [f"    {f.control} run:", *("      " + t for t in f.traceback.rstrip().splitlines())]
+    for e in report.input_errors:
+        lines.append(f"\nunusable input: {e['message']}")
+    for file in report.files:
+        if file["status"] != "written":
+            lines.append(f"{file['source']}: {file['status']} to {file['output']} (it has unusable documents)")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: Report) -> str:
+    doc = {
+        "stub_version": stubs.STUB_VERSION, "scorer": report.scorer, "output": report.output,
+        "seconds": round(report.seconds, 6),
+        "counts": {"instances": len(report.results), **{f: report.count(f) for f in FINDINGS},
+                   "unusable_inputs": len(report.input_errors)},
+        "instances": [r.to_json() for r in report.results],
+        "input_errors": report.input_errors, "files": report.files, "exit_code": report.exit_code(),
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    if args.format == "jsonl" and args.output:
+        raise LitmusConfigError("preflight: --format jsonl writes the instances to stdout; drop -o")
+    if args.format != "jsonl" and not args.output:
+        raise LitmusConfigError("preflight: give -o OUTDIR (or --format jsonl to write to stdout)")
+    if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise LitmusConfigError(f"preflight: -o `{args.output}` exists and is not a folder")
+    timeout = args.scorer_timeout
+    if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
+        raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
+    if not args.scorer:
+        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector")
+    else:
+        check_spec(args.scorer)
+        with ScorerProcess(args.scorer, timeout) as scorer:
+            report = run_preflight(args.inputs, args.output, scorer, args.scorer)
+    if args.format == "json":
+        sys.stdout.write(render_json(report))
+    else:
+        sys.stderr.write(render_text(report))
+    if not report.results and not report.input_errors:
+        print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
+    return report.exit_code()
+
+
+def register(subparsers: Any) -> None:
+    """Add `preflight` to the CLI's subcommands."""
+    p = subparsers.add_parser(
+        "preflight", help="run null/positive/refusal/compliance stub agents and record the controls",
+        description="Run deterministic stub agents on every instance, score them with the instance's "
+        "detector or your scorer, and write each instance with `controls` filled in. Then run "
+        "`litmus-rules check OUTDIR`. Exit 0: no problem; 1: some control shows a problem or the "
+        "scorer failed; 2: misuse or unusable input.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="instance files or folders; - for stdin")
+    p.add_argument("-o", "--output", metavar="OUTDIR", help="write one file per input file here (atomically)")
+    p.add_argument("--scorer", metavar="MODULE:FUNCTION",
+                   help="your harness's scorer (or path/to/file.py:FUNCTION); imported and run: it executes your code")
+    p.add_argument("--scorer-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time limit for your scorer on one instance (its five runs), default {DEFAULT_TIMEOUT:g}; "
+                   "a scorer past it is killed and the instance's controls stay unknown")
+    p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
+                   help="text: summary table on stderr; json: summary as JSON on stdout; "
+                   "jsonl: instances as JSONL on stdout (no -o), summary on stderr")
+    p.set_defaults(func=cmd_preflight)

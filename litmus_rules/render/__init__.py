@@ -1,0 +1,1 @@
+"""Output: verdicts and traces as text and JSON."""

@@ -1,0 +1,186 @@
+"""Pure renderers: verdicts, traces and diagnostics to text for people and JSON for machines."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from typing import Any, Protocol, Sequence
+
+from litmus_rules.lang.trace import RuleTrace, TraceNode
+from litmus_rules.lang.values import UNKNOWN, short_repr
+from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED, RulesetInfo, Verdict
+
+LOCATION_WIDTH = 30
+TEXT_WIDTH = 72
+
+
+def _one_line(text: str, width: int = TEXT_WIDTH) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _value(node: TraceNode) -> str:
+    if node.error:
+        return f"error: {node.error}"
+    if not node.evaluated:
+        return "not evaluated"
+    if node.value is UNKNOWN:
+        return "unknown"
+    return short_repr(node.value, 100)
+
+
+def _constant(node: TraceNode) -> bool:
+    return node.kind == "literal" or (node.kind == "listexpr" and all(_constant(c) for c in node.children))
+
+
+def render_trace_node(node: TraceNode, depth: int = 0) -> list[str]:
+    if _constant(node):  # its value is in the source line already
+        return []
+    extras = []
+    if node.binding:
+        extras.append("{" + ", ".join(f"{k} = {v}" for k, v in node.binding.items()) + "}")
+    if node.missing:
+        extras.append(f"missing: {node.missing}")
+    elif node.reads and node.reads != node.text:
+        extras.append(f"({node.reads})")
+    if node.let:
+        extras.append(f"(let {node.let})")
+    line = f"{node.location:<{LOCATION_WIDTH}} {'| ' * depth}{_one_line(node.text)}  = {_value(node)}"
+    if extras:
+        line += "  " + "  ".join(extras)
+    lines = [line]
+    if node.evaluated:
+        for child in node.children:
+            if node.kind == "comprehension" and not child.evaluated:
+                continue  # per-element values are not kept for lists; the list's value says it all
+            lines.extend(render_trace_node(child, depth + 1))
+    return lines
+
+
+def render_rule_trace(trace: RuleTrace) -> list[str]:
+    head = f"{trace.span.short_location():<{LOCATION_WIDTH}} {trace.clause}  -> {trace.outcome}"
+    if trace.root is None:
+        return [head]
+    return [head, *render_trace_node(trace.root, 1)]
+
+
+def _witness(w: Any) -> str:
+    where = f"{w.get('origin')}{' (injected)' if w.get('injected') else ''}"
+    return f"{where}, {w.get('transform')}, {w.get('kind')}: {short_repr(w.get('matched'), 80)}"
+
+
+def render_verdict(v: Verdict, explain: str = "fails") -> str:
+    where = f"  ({v.source})" if v.source else ""
+    lines = [f"{v.verdict} {v.id or '<no id>'}{where}"]
+    for reason in v.reasons:
+        lines.append(f"  x {reason.rule}: {reason.message}")
+        lines.extend(f"    witness {n}: {_witness(w)}" for n, w in enumerate(reason.witnesses, 1))
+        if reason.trace is not None:
+            lines.extend("    " + line for line in render_rule_trace(reason.trace))
+    if v.verdict == SCORED:
+        lines.append(f"  classification: {v.classification if v.classification is not None else 'undecided'}")
+        for trace in v.classification_traces:
+            lines.extend("    " + line for line in render_rule_trace(trace))
+    if explain == "full":
+        for trace in v.passed:
+            lines.append(f"  ok {trace.rule}")
+            lines.extend("    " + line for line in render_rule_trace(trace))
+    return "\n".join(lines)
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
+    """A plain left-aligned table with a rule under the header."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out = [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
+    out.extend(fmt.format(*r).rstrip() for r in rows)
+    return out
+
+
+class Row(Protocol):
+    """What the batch summary needs of one episode (a Verdict, or the CLI's Outcome).
+
+    Read-only properties, so that frozen classes (the CLI's `_Row`) match too."""
+
+    @property
+    def id(self) -> str | None: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def classification(self) -> str | None: ...
+
+    @property
+    def rules(self) -> Sequence[str]: ...
+
+
+def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | None) -> str:
+    counts = Counter(r.verdict for r in rows)
+    lines = []
+    if ruleset is not None:
+        lines.append(f"ruleset {ruleset.name} version {ruleset.version} ({ruleset.hash[:19]})")
+    lines.append(f"{len(rows)} episode(s): {counts[SCORED]} SCORED, {counts[REJECTED]} REJECTED, {counts[ERROR]} ERROR")
+    reasons = Counter(rule for r in rows if r.verdict == REJECTED for rule in r.rules)
+    if reasons:
+        lines.append("")
+        lines.extend(table([(rule, str(n)) for rule, n in reasons.most_common()], ("reject reason", "episodes")))
+    classes = Counter(r.classification or "undecided" for r in rows if r.verdict == SCORED)
+    if classes:
+        lines.append("")
+        lines.extend(table([(c, str(n)) for c, n in classes.most_common()], ("classification", "episodes")))
+    lines.append("")
+    detail = []
+    for r in rows:
+        what = ", ".join(r.rules) if r.verdict == REJECTED else "input error" if r.verdict == ERROR else (
+            r.classification or "undecided")
+        detail.append((r.id or "<no id>", r.verdict, what))
+    lines.extend(table(detail, ("id", "verdict", "reasons / classification")))
+    return "\n".join(lines)
+
+
+def render_json(verdicts: Sequence[dict[str, Any]]) -> str:
+    """The `--format json` document: a summary and every verdict's contract JSON."""
+    counts = Counter(v["verdict"] for v in verdicts)
+    doc = {
+        "summary": {"episodes": len(verdicts), SCORED: counts[SCORED], REJECTED: counts[REJECTED], ERROR: counts[ERROR]},
+        "verdicts": list(verdicts),
+    }
+    return dumps(doc, indent=2) + "\n"
+
+
+def json_line(verdict: dict[str, Any]) -> str:
+    return dumps(verdict) + "\n"
+
+
+def dumps(value: Any, indent: int | None = None) -> str:
+    """JSON that is always valid and always encodes as UTF-8, whatever an episode carried: a
+    non-finite number (YAML `.nan`, JSON `NaN`) becomes the string "NaN", "Infinity" or "-Infinity",
+    and a lone surrogate (`"\\ud800"` is valid JSON input) is written back as its `\\uXXXX`
+    escape. Both repairs run only when needed: a plain line costs one dumps and an isascii."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
+    except ValueError:  # JSON has no NaN or Infinity
+        text = json.dumps(_finite(value), ensure_ascii=False, indent=indent)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Every non-ASCII character of dumps' output sits inside a string literal, where
+            # `\\ud800` is exactly the JSON escape of the surrogate: the document means the same.
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        if "\u2028" in text or "\u2029" in text or "\x85" in text:
+            # line separators that str.splitlines() (and JavaScript) break on: one verdict, one line
+            text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+    return text
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
