@@ -1,7 +1,9 @@
 """The error tree and load-time diagnostics.
 
 Everything that leaves the package on failure is a `LitmusError`. Diagnostics are values, not
-exceptions: the checker collects all of them, and `RuleCheckError` carries the list.
+exceptions: the checker collects all of them, and `RuleCheckError` carries the list. Every code, its
+severity and its message template are in `diagnostics.CATALOGUE`; a fault inside the checker is a
+`LitmusFault`, whose message never names a Python class.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from typing import Sequence
 
 import attrs
 
+from litmus_rules import diagnostics as catalogue
+from litmus_rules.diagnostics import code_for
 from litmus_rules.source import Span
 
 
@@ -45,7 +49,7 @@ class RuleError(LitmusError):
 class LitmusSyntaxError(RuleError):
     """The rule text does not parse. `.expected` lists what the parser would have accepted."""
 
-    code = "L100"
+    code = code_for("syntax-error")
 
     def __init__(
         self,
@@ -63,12 +67,12 @@ class LitmusSyntaxError(RuleError):
 class RuleCheckError(RuleError):
     """The rules parse but do not check: carries every diagnostic, errors and warnings, sorted."""
 
-    code = "L200"
+    code = code_for("rules-do-not-check")
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         errors = [d for d in diagnostics if d.severity == "error"]
         first = errors[0] if errors else None
-        summary = f"{len(errors)} error(s) in rules"
+        summary = catalogue.message(self.code, count=len(errors))
         if first is not None:
             summary += f"; first: {first.span.location() if first.span else ''}: {first.message}"
         super().__init__(summary, span=first.span if first else None)
@@ -85,7 +89,7 @@ class FactsError(LitmusError):
     document where known.
     """
 
-    code = "L300"
+    code = code_for("invalid-input")
 
     def __init__(
         self,
@@ -113,13 +117,13 @@ class FactsError(LitmusError):
 class EvaluationError(LitmusError):
     """A rule could not be evaluated on an episode (type mismatch, built-in failure, budget)."""
 
-    code = "L600"
+    code = code_for("evaluation-error")
 
 
 class LitmusConfigError(LitmusError, ValueError):
     """Bad option or parameter, or a packaged resource (grammar, schema, rules) not found."""
 
-    code = "L700"
+    code = code_for("bad-config")
 
 
 @attrs.frozen
@@ -131,6 +135,13 @@ class Diagnostic:
     message: str
     span: Span | None = None
     help: str | None = None
+
+    @classmethod
+    def of(cls, code: str, span: Span | None, help: str | None = None, **fields: object) -> Diagnostic:
+        """The diagnostic `code` as the catalogue defines it: its severity, its template filled with
+        `fields`, and its help unless `help` is given."""
+        entry = catalogue.lookup(code)
+        return cls(code, entry.severity, entry.message(**fields), span, help if help is not None else entry.help)
 
     def sort_key(self) -> tuple[str, int, str]:
         if self.span is None:
@@ -155,13 +166,42 @@ class Diagnostic:
         return d
 
 
+class LitmusFault(LitmusError):
+    """A failure inside the checker itself, carrying a code (L601 unless said otherwise).
+
+    What a user sees is `code` and `message`, which never names a Python class; `detail` (the
+    exception's class) is for a bug report and is never part of a verdict or a message.
+    """
+
+    code = code_for("internal-error")
+
+    def __init__(self, message: str, *, code: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.detail = detail
+
+    @classmethod
+    def of(cls, exc: BaseException) -> LitmusFault:
+        """Any exception as a coded fault: the library's own errors keep their code and message; any
+        other exception is an internal error (L601) described by `describe_fault`."""
+        if isinstance(exc, LitmusFault):
+            return exc
+        if isinstance(exc, LitmusError):  # (the base class's L000 is no catalogued code: internal)
+            return cls(exc.message, code=exc.code if exc.code in catalogue.CATALOGUE else None)
+        return cls(catalogue.message(cls.code, detail=describe_fault(exc)), detail=type(exc).__name__)
+
+    def inline(self) -> str:
+        """The fault inside a longer text (a verdict's reason): `error[CODE]: message`."""
+        return catalogue.inline(self.code, self.message)
+
+
 def describe_fault(exc: BaseException) -> str:
     """What an unexpected exception means to a user: the limit it stands for (recursion, memory),
-    or its class and first line; never a traceback."""
+    or its first line; never a traceback, never its class (that is `LitmusFault.detail`)."""
+    if isinstance(exc, LitmusError):
+        return exc.message
     if isinstance(exc, RecursionError):
-        return "nested deeper than Python's recursion limit (RecursionError; e.g. a long chain of `let`s)"
+        return "nested deeper than Python's recursion limit (e.g. a long chain of `let`s)"
     if isinstance(exc, MemoryError):
-        return "ran out of memory (MemoryError; e.g. a value that keeps doubling)"
+        return "ran out of memory (e.g. a value that keeps doubling)"
     text = str(exc)
-    # an unexpected exception is a bug of ours: its class is what a bug report needs
-    return f"{type(exc).__name__}: {text.splitlines()[0][:200]}" if text else type(exc).__name__
+    return f"a bug in the checker: {text.splitlines()[0][:200]}" if text.strip() else "a bug in the checker"

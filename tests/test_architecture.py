@@ -38,7 +38,7 @@ def test_only_syntax_imports_lark() -> None:
 
 
 def test_only_the_loader_reads_json_schema_validation() -> None:
-    assert importers("jsonschema") == {"litmus_rules.io.load"}
+    assert importers("jsonschema") == {"litmus_rules.io.episode_schema"}
 
 
 def test_yaml_is_read_and_written_only_at_the_edges() -> None:

@@ -59,10 +59,12 @@ def test_an_exception_while_evaluating_one_episode_is_its_error(
     got = list(check_inputs(load_rules(), SPEC, [str(path)], jobs=jobs))
     assert [(o.id, o.verdict) for o in got] == [
         ("ok-1", "SCORED"), ("recursion-1", "ERROR"), ("memory-1", "ERROR"), ("bug-1", "ERROR"), ("ok-2", "SCORED")]
-    for outcome, line, word in zip(got[1:4], (2, 3, 4), ("RecursionError", "MemoryError", "KeyError")):
+    words = ("recursion limit", "out of memory", "a bug in the checker: 'surprise'")
+    for outcome, line, word, exc in zip(got[1:4], (2, 3, 4), words, FAULTS.values()):
         (reason,) = outcome.json["reasons"]
         assert reason["kind"] == "evaluation_error" and reason["code"] == batch.INTERNAL_FAULT
-        assert reason["message"].startswith(f"{path}:{line}: ") and word in reason["message"]
+        assert reason["message"].startswith(f"{path}:{line}: error[{batch.INTERNAL_FAULT}]: ") and word in reason["message"]
+        assert type(exc).__name__ not in reason["message"]  # a class name is for a bug report, not a verdict
         assert outcome.json["source"] == f"{path}:{line}" and outcome.text and outcome.text.startswith("ERROR")
 
 

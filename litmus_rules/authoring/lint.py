@@ -18,6 +18,8 @@ from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
 from litmus_rules.domain.builtins import REGISTRY
 from litmus_rules.lang.checker import CODES, Checker, literal_type
+from litmus_rules import diagnostics
+from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import Diagnostic, LitmusConfigError, LitmusSyntaxError
 from litmus_rules.engine.ruleset import RULE_FILE_READ_LIMIT
 from litmus_rules.domain.facts import DERIVED, FactSchema
@@ -46,21 +48,12 @@ __all__ = [
 
 RULE_SUFFIX = ".litmus"
 
-# Style warnings: code -> (severity, short name, what it flags). The one table for docs and tests.
+# Style warnings: code -> (severity, short name, what it flags), from the one catalogue (`diagnostics`).
 STYLE_CODES: dict[str, tuple[str, str, str]] = {
-    "L401": ("warning", "missing-doc", "a rule without a doc string saying what it rejects"),
-    "L402": ("warning", "missing-cite", "a rule without a `cite` naming the condition it implements"),
-    "L403": ("warning", "missing-message", "a rule without a `because` message"),
-    "L404": ("warning", "message-names-no-witness", "a message that shows none of the values that made the rule reject"),
-    "L405": ("warning", "unless-never-unknown", "`reject unless C` where C can never be unknown: it is `reject when not C`"),
-    "L406": ("warning", "classifier-missing-doc", "a classifier without a doc string"),
-    "L407": ("warning", "constant-condition", "a condition that reads no fact, so no episode can change it"),
-    "L408": ("warning", "default-never-applies", "`default(x, ...)` where `x` can never be unknown"),
-    "L409": ("warning", "not-formatted", "a rule file that `litmus-rules fmt` would change"),
+    c.code: (c.severity, c.title, c.summary) for c in diagnostics.by_stage("style")
 }
 LOADER_CODES: dict[str, tuple[str, str]] = {
-    "L100": ("error", "syntax-error"),
-    "L215": ("error", "header-mismatch"),
+    **diagnostics.table(diagnostics.lookup(code_for(title)) for title in ("syntax-error", "header-mismatch")),
     **CODES,
 }
 
@@ -348,19 +341,16 @@ class LintReport:
 
 def _syntax_diagnostic(exc: LitmusSyntaxError) -> Diagnostic:
     help = "expected " + ", ".join(exc.expected[:8]) if exc.expected else None
-    return Diagnostic("L100", "error", exc.message, exc.span, help)
+    return Diagnostic(exc.code, diagnostics.lookup(exc.code).severity, exc.message, exc.span, help)
 
 
 def _header_mismatches(parsed: Sequence[ast.RuleSet]) -> list[Diagnostic]:
     """The loader's L215, with the loader's message: every file of a ruleset has one header."""
     first = parsed[0]
     return [
-        Diagnostic(
-            "L215",
-            "error",
-            f"ruleset `{o.name}` version `{o.version}` does not match "
-            f"`{first.name}` version `{first.version}` of the other files",
-            o.span,
+        Diagnostic.of(
+            code_for("header-mismatch"), o.span,
+            name=o.name, version=o.version, first_name=first.name, first_version=first.version,
         )
         for o in parsed[1:]
         if (o.name, o.version) != (first.name, first.version)

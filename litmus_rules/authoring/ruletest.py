@@ -25,6 +25,7 @@ import yaml
 from litmus_rules.lang import ast
 from litmus_rules.authoring.lint import Knowledge, display_path
 from litmus_rules.engine.ruleset import RULE_FILE_READ_LIMIT, RuleSet, canary_owners, load_rules
+from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import LitmusError
 from litmus_rules.io.inputs import read_text_file
 from litmus_rules.lang.trace import RuleTrace, TraceNode
@@ -63,7 +64,7 @@ class TestDefinitionError(LitmusError):
     """A test file that cannot be run as written (bad YAML, unknown key, missing base)."""
 
     __test__ = False  # not a pytest class
-    code = "L600"
+    code = code_for("bad-test-file")
 
     def __init__(self, message: str, file: str, line: int | None = None) -> None:
         super().__init__(message)

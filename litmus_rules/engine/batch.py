@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 import attrs
 
 from litmus_rules.engine.ruleset import RuleSet, load_rules
+from litmus_rules import diagnostics
+from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError, describe_fault
 from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
@@ -52,8 +54,8 @@ class Outcome:
     text: str | None  # the text rendering of its trace, when the output is text
 
 
-INTERNAL_FAULT = "L690"  # a fault inside the checker while reading, evaluating or rendering one episode
-WORKER_DIED = "L691"  # the worker process checking a unit died (killed, out of memory, os._exit)
+INTERNAL_FAULT = code_for("internal-fault")  # a fault inside the checker while reading, evaluating or rendering one episode
+WORKER_DIED = code_for("worker-died")  # the worker process checking a unit died (killed, out of memory, os._exit)
 _MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR messages readable
 
 
@@ -69,7 +71,7 @@ def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str
 
 def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, what: str, code: str) -> Outcome:
     """An ERROR that is the checker's fault, not the input's: kind `evaluation_error`."""
-    message = f"{location}: {what}"
+    message = f"{location}: {diagnostics.inline(code, what)}"
     if len(message) > _MESSAGE_LIMIT:
         message = message[: _MESSAGE_LIMIT - 1] + "…"
     reason = Reason("input", message, "evaluation_error", code=code)
@@ -82,7 +84,7 @@ def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, 
 
 
 def _exception(exc: BaseException, during: str) -> str:
-    return f"internal fault {during} this episode: {describe_fault(exc)}: no verdict"
+    return diagnostics.message(INTERNAL_FAULT, during=during, detail=describe_fault(exc))
 
 
 def _location(loaded: LoadedEpisode) -> str:
@@ -192,7 +194,7 @@ def _dead_unit(
 ) -> list[tuple[Outcome, str | None]]:
     """The ERRORs of a unit whose worker died twice on it: one per document, read (not evaluated)
     here so that each keeps its id and line; one for the whole unit if even that fails."""
-    what = "the worker process checking this input died (killed, out of memory, or exited): no verdict"
+    what = diagnostics.message(WORKER_DIED)
     out: list[tuple[Outcome, str | None]] = []
     try:
         for loaded in iter_unit(unit, check=False):

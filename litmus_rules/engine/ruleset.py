@@ -17,14 +17,15 @@ import attrs
 
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
+from litmus_rules.diagnostics import code_for
 from litmus_rules.lang.checker import PARAM_TYPES, Checker
 from litmus_rules.errors import (
     Diagnostic,
     FactsError,
     LitmusConfigError,
     LitmusError,
+    LitmusFault,
     RuleCheckError,
-    describe_fault,
 )
 from litmus_rules.domain.builtins import WITNESS_BUILTINS
 from litmus_rules.lang.evaluate import DEFAULT_BUDGET, UNBOUND, Compiler, Env, Fn, Found, truth
@@ -134,12 +135,10 @@ def _merge(rulesets: Sequence[ast.RuleSet]) -> tuple[ast.RuleSet, list[Diagnosti
     for other in rulesets[1:]:
         if (other.name, other.version) != (first.name, first.version):
             diags.append(
-                Diagnostic(
-                    "L215",
-                    "error",
-                    f"ruleset `{other.name}` version `{other.version}` does not match "
-                    f"`{first.name}` version `{first.version}` of the other files",
+                Diagnostic.of(
+                    code_for("header-mismatch"),
                     other.span,
+                    name=other.name, version=other.version, first_name=first.name, first_version=first.version,
                 )
             )
     items = tuple(i for rs in rulesets for i in rs.items)
@@ -283,7 +282,7 @@ class RuleSet:
             raise FactsError(
                 f"an episode must be an object (a mapping), got {type_name(episode)}",
                 source=source,
-                code="L304",
+                code=code_for("not-an-object"),
             )
         episode_id = episode.get("id") if is_mapping else None
         try:
@@ -496,7 +495,7 @@ def _why_unknown(path: str, env: Env) -> str | None:
 
 def _internal(exc: BaseException) -> str:
     """The message of an unexpected fault inside an evaluation: what limit or failure, not a traceback."""
-    return f"internal error [{INTERNAL_ERROR}]: {describe_fault(exc)}"
+    return LitmusFault.of(exc).inline()
 
 
 def _binding_slots(condition: ast.Expr, compiler: Compiler) -> dict[str, int]:

@@ -14,6 +14,8 @@ from typing import IO, Any, Iterable, Sequence
 
 import attrs
 
+from litmus_rules import diagnostics
+from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError
 
 __all__ = ["LoadedEpisode", "Unit", "discover", "failed", "open_regular", "plan_units"]
@@ -21,15 +23,15 @@ __all__ = ["LoadedEpisode", "Unit", "discover", "failed", "open_regular", "plan_
 EXTENSIONS = (".yaml", ".yml", ".json", ".jsonl")
 STDIN = "<stdin>"
 
-# Stable error codes (tests assert codes, not wording).
-UNPARSEABLE = "L301"  # not valid YAML/JSON/UTF-8, a duplicate key, an unsupported YAML tag
-INVALID = "L302"  # parses, but does not match the episode schema
-LIMIT = "L303"  # too large or too deep
-NOT_AN_OBJECT = "L304"  # a document that is not a mapping
-UNREADABLE = "L305"  # a missing path, an I/O error, an input without any document
-NOT_A_FILE = "L306"  # a FIFO, a device, a socket: never opened
-LOOP = "L307"  # a symlinked folder that leads back to one of its own ancestors
-DUPLICATE_ID = "L308"  # an id already used by an earlier episode of the batch
+# Stable error codes (tests assert codes, not wording), from the one catalogue.
+UNPARSEABLE = code_for("unparseable-input")  # not valid YAML/JSON/UTF-8, a duplicate key, an unsupported YAML tag
+INVALID = code_for("schema-mismatch")  # parses, but does not match the episode schema
+LIMIT = code_for("input-too-large")  # too large or too deep
+NOT_AN_OBJECT = code_for("not-an-object")  # a document that is not a mapping
+UNREADABLE = code_for("unreadable-input")  # a missing path, an I/O error, an input without any document
+NOT_A_FILE = code_for("not-a-regular-file")  # a FIFO, a device, a socket: never opened
+LOOP = code_for("folder-loop")  # a symlinked folder that leads back to one of its own ancestors
+DUPLICATE_ID = code_for("duplicate-id")  # an id already used by an earlier episode of the batch
 
 
 @attrs.frozen
@@ -93,7 +95,7 @@ def read_text_file(path: str | os.PathLike[str], limit: int) -> str:
 
 def _not_regular(path: str, mode: int) -> LoadedEpisode:
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return failed(path, 0, f"`{path}` is {kind}, not a regular file: not read", NOT_A_FILE)
+    return failed(path, 0, diagnostics.message(NOT_A_FILE, path=path, kind=kind), NOT_A_FILE)
 
 
 def _walk(root: str) -> list[str | LoadedEpisode]:
@@ -126,8 +128,8 @@ def _walk(root: str) -> list[str | LoadedEpisode]:
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
                 if key in ancestors:
-                    add(entry.path, failed(entry.path, 0, f"symlinked folder `{entry.path}` leads back to "
-                                           f"`{os.path.realpath(entry.path)}`, a folder above it: not walked", LOOP))
+                    looping = diagnostics.message(LOOP, path=entry.path, target=os.path.realpath(entry.path))
+                    add(entry.path, failed(entry.path, 0, looping, LOOP))
                 else:
                     stack.append((entry.path, ancestors + (key,)))
             elif entry.name.lower().endswith(EXTENSIONS):

@@ -6,24 +6,23 @@ comes out as a `LoadedEpisode` carrying a `FactsError` with file, line and JSON 
 batch goes on. Lines are found only on the error path.
 
 Which paths are read (folders walked, FIFOs and devices refused, units planned) is `inputs`; strict
-JSON decoding and locating a path in JSON text is `jsontext`. Both are re-exported here.
+JSON decoding and locating a path in JSON text is `jsontext`. Both are re-exported here. The schema
+itself, and each schema error as a readable message, is `episode_schema`.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import os
 import sys
 from typing import IO, Any, Callable, Iterator, Sequence
 
-import jsonschema
 import yaml
-from jsonschema.exceptions import ValidationError, best_match
 
-from litmus_rules._resources import episode_schema_path
+from litmus_rules import diagnostics
 from litmus_rules.errors import FactsError
+from litmus_rules.io.episode_schema import DocPath, kind_of, pointer, schema_problem
 from litmus_rules.io.inputs import (  # noqa: F401  (re-exported: `load` is where callers look for them)
     EXTENSIONS, INVALID, LIMIT, LOOP, NOT_A_FILE, NOT_AN_OBJECT, STDIN, UNPARSEABLE, UNREADABLE, LoadedEpisode, Unit,
     NotARegularFile, discover, open_regular, plan_units,
@@ -38,33 +37,10 @@ MAX_DOCUMENT_SIZE = 16 * 2**20  # one JSONL line, one JSON object, one YAML docu
 MAX_FILE_SIZE = 64 * 2**20  # a YAML stream or JSON file, parsed from one buffer
 MAX_DEPTH = 200  # the engine walks documents (JSON schemas in tools) recursively
 MAX_VALUES = 2_000_000  # values after expansion: YAML aliases can make a small file huge
-DocPath = tuple[Any, ...]  # keys and indices into a document
 Locate = Callable[[DocPath], "int | None"]  # path -> 1-based line
 
 
 # --- validation ------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    """Built once; no format checker (`format` stays an annotation). Local `$ref`s are inlined
-    first: resolving them again for every document cost a third of the validation time."""
-    with open(episode_schema_path(), encoding="utf-8") as fh:
-        schema = json.load(fh)
-    defs = schema.get("$defs", {})
-
-    def inline(node: Any, chain: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [inline(v, chain) for v in node]
-        if not isinstance(node, dict):
-            return node
-        name = str(node.get("$ref", "")).removeprefix("#/$defs/")
-        if name in defs and name not in chain:  # a recursive definition would stay a $ref
-            rest = {k: inline(v, chain) for k, v in node.items() if k != "$ref"}
-            return {**inline(defs[name], chain + (name,)), **rest}
-        return {k: v if k == "$defs" else inline(v, chain) for k, v in node.items()}
-
-    return jsonschema.Draft202012Validator(inline(schema, ()))
 
 
 def validate_episode(
@@ -78,79 +54,15 @@ def validate_episode(
 def _check(data: Any, source: str, line: int | None, locate: Locate | None) -> FactsError | None:
     def error(message: str, path: DocPath, code: str) -> FactsError:
         at = (locate(path) if locate else None) or line
-        return FactsError(message, source=source, line=at, pointer=_pointer(path), code=code)
+        return FactsError(message, source=source, line=at, pointer=pointer(path), code=code)
 
     if not isinstance(data, dict):
-        return error(f"expected an episode object, got {_kind(data)}", (), NOT_AN_OBJECT)
+        return error(diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), (), NOT_AN_OBJECT)
     too_big = _size_problem(data)
     if too_big is not None:
         return error(*too_big, LIMIT)
-    found = best_match(_validator().iter_errors(data), key=_rank)
-    return None if found is None else error(*_describe(found), INVALID)
-
-
-def _rank(err: ValidationError) -> tuple[int, bool, bool]:
-    # As jsonschema's relevance, the shallowest error says the most; paths are not compared (mixed
-    # key types would raise), and at equal depth an unknown key (a typo, with a suggestion) beats
-    # the "missing required key" it usually causes.
-    return (-len(err.path), err.validator == "additionalProperties", err.validator != "required")
-
-
-def _describe(err: ValidationError) -> tuple[str, DocPath]:
-    """One readable message for a schema error, and the path it points at."""
-    path, inst, expected = tuple(err.absolute_path), err.instance, err.validator_value
-    kind = ""
-    if "then" in err.absolute_schema_path and isinstance(inst, dict):  # a signal's per-kind rules
-        kind = f" for a `{_short(inst.get('kind'))}` signal"
-    if err.validator == "additionalProperties":
-        allowed = list(err.schema.get("properties", {}))
-        key = next(k for k in inst if k not in allowed)
-        where = f"in {_pointer(path)}" if path else "at top level"
-        message = f"unknown key `{_short(key)}` {where}{kind} (expected one of {', '.join(allowed)})"
-        close = difflib.get_close_matches(str(key), allowed, n=1)
-        return message + (f"; did you mean `{close[0]}`?" if close else ""), path + (key,)
-    if err.validator == "required":
-        missing = next(k for k in expected if k not in inst)
-        return f"{_dotted(path)}missing required key `{missing}`{kind}", path
-    subject = "the episode" if not path else _dotted(path[:-1]) + (
-        f"`{path[-1]}`" if isinstance(path[-1], str) else f"item {path[-1]}")
-    if err.validator == "enum":
-        return f"{subject} must be one of {', '.join(map(str, expected))} (got {_got(inst)})", path
-    if err.validator == "const":
-        return f"{subject} must be `{expected}` (got {_got(inst)})", path
-    if err.validator == "type":
-        words = [_TYPE_WORDS[t] for t in ([expected] if isinstance(expected, str) else expected)]
-        return f"{subject} must be {' or '.join(words)} (got {_kind(inst)})", path
-    if err.validator in ("minLength", "minItems") and expected == 1:
-        return f"{subject} must not be empty", path
-    return f"{subject}: {err.message}", path
-
-
-_TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "integer": "an integer",
-               "number": "a number", "boolean": "true or false", "null": "null"}
-_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-          float: "a number", type(None): "null"}
-
-
-def _dotted(path: DocPath) -> str:
-    """`detector.signals[1]: ` -- the container of a member, as a prefix for messages."""
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else ("." if out else "") + (
-            p if str(p).isidentifier() else json.dumps(str(p)))
-    return f"{out}: " if out else ""
-
-
-def _pointer(path: DocPath) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _kind(value: Any) -> str:
-    return _KINDS.get(type(value), f"a value of type {type(value).__name__}")
-
-
-def _got(value: Any) -> str:
-    return f"`{_short(value)}`" if value is None or isinstance(value, (str, int, float)) else _kind(value)
+    found = schema_problem(data)
+    return None if found is None else error(*found, INVALID)
 
 
 def _size_problem(data: Any) -> tuple[str, DocPath] | None:
@@ -269,7 +181,7 @@ def _episode(
     if not check:  # a quick read (canaries of a first pass): parsed, not validated
         if isinstance(data, dict):
             return LoadedEpisode(source, index, line, data=data)
-        return _failed(source, index, f"expected an episode object, got {_kind(data)}", NOT_AN_OBJECT, line)
+        return _failed(source, index, diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), NOT_AN_OBJECT, line)
     err = _check(data, source, line, locate)
     if err is None:
         return LoadedEpisode(source, index, line, data=data)
@@ -498,10 +410,10 @@ def _guarded(source: str, docs: Iterator[LoadedEpisode]) -> Iterator[LoadedEpiso
     except NotARegularFile as e:
         yield _failed(source, count, str(e), NOT_A_FILE)
     except OSError as e:
-        yield _failed(source, count, f"cannot read `{source}`: {e.strerror or e}", UNREADABLE)
+        yield _failed(source, count, diagnostics.message(UNREADABLE, path=source, reason=e.strerror or e), UNREADABLE)
     except (RecursionError, MemoryError) as e:
         what = "nests too deeply" if isinstance(e, RecursionError) else "needs too much memory"
-        yield _failed(source, count, f"the input {what} to be read ({type(e).__name__})", LIMIT)
+        yield _failed(source, count, diagnostics.message(LIMIT, what=what), LIMIT)
     except UnicodeDecodeError as e:
         yield _failed(source, count, f"invalid UTF-8 in `{source}`: {e.reason}", UNPARSEABLE)
     else:

@@ -15,6 +15,8 @@ import attrs
 from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
 from litmus_rules.domain.builtins import REGISTRY, Builtin, bind_arguments, signature
+from litmus_rules import diagnostics
+from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import Diagnostic
 from litmus_rules.domain.facts import FactSchema
 from litmus_rules.source import Span
@@ -24,26 +26,8 @@ MAX_DIAGNOSTICS = 100
 # adds its own levels: 500 chained lets ran out of Python's stack. Bounded here, at load time.
 MAX_EVAL_DEPTH = 200
 
-# code -> (severity, short name); the table is the reference for `lint` and the docs.
-CODES: dict[str, tuple[str, str]] = {
-    "L201": ("error", "unknown-name"),
-    "L202": ("error", "unknown-fact-path"),
-    "L203": ("error", "unknown-function"),
-    "L204": ("error", "bad-call"),
-    "L205": ("error", "argument-type"),
-    "L206": ("error", "unbound-placeholder"),
-    "L207": ("error", "not-a-condition"),
-    "L208": ("error", "bad-access"),
-    "L209": ("warning", "incomparable"),
-    "L210": ("error", "duplicate-name"),
-    "L211": ("error", "recursive-let"),
-    "L212": ("error", "bad-param"),
-    "L213": ("warning", "shadowed-name"),
-    "L214": ("warning", "duplicate-label"),
-    "L216": ("error", "too-deep"),
-    "L220": ("warning", "unused-param"),
-    "L221": ("warning", "unused-let"),
-}
+# code -> (severity, short name) of the checker's codes, from the one catalogue (`diagnostics`).
+CODES: dict[str, tuple[str, str]] = diagnostics.table(diagnostics.by_stage("checker"))
 
 PARAM_TYPES = {"string": t.STR, "number": t.NUM, "int": t.NUM, "bool": t.BOOL, "list": t.list_of(t.ANY)}
 
@@ -399,14 +383,8 @@ class Checker:
                 self._infer(part.expr, scope)
                 for i in range(before, len(self.diags)):
                     d = self.diags[i]
-                    if d.code == "L201":
-                        self.diags[i] = Diagnostic(
-                            "L206",
-                            CODES["L206"][0],
-                            d.message.replace("unknown name", "unbound name") + " in message",
-                            d.span,
-                            "a message can name the rule's quantifier variables, lets, params and facts",
-                        )
+                    if d.code == code_for("unknown-name") and d.span is not None:
+                        self.diags[i] = Diagnostic.of(code_for("unbound-placeholder"), d.span, name=d.span.text)
 
 
 def _local_depth(expr: ast.Expr, lets: dict[str, ast.Let]) -> tuple[int, list[tuple[int, str]]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from litmus_rules.diagnostics import code_for
+
 
 class _Unknown:
     """A fact that is missing, or a value that cannot be established. Not false, not null."""
@@ -46,8 +48,8 @@ class BudgetExceeded(EvalFailure):
 
 
 # Codes in evaluation_error messages (L6xx): the limit or fault that stopped an evaluation.
-INTERNAL_ERROR = "L601"  # an unexpected fault inside one evaluation (a bug, or memory or stack exhausted)
-VALUE_LIMIT = "L602"  # a computed value past MAX_LIST_ITEMS / MAX_TEXT_CHARS
+INTERNAL_ERROR = code_for("internal-error")  # an unexpected fault inside one evaluation (a bug, or memory or stack exhausted)
+VALUE_LIMIT = code_for("value-too-large")  # a computed value past MAX_LIST_ITEMS / MAX_TEXT_CHARS
 
 # Bounds on a value a rule computes (`+` is the only operator that grows a value beyond its inputs):
 # a `let` that doubles a list twenty times must be an explained reject, not a MemoryError.
