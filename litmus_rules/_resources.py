@@ -32,5 +32,17 @@ def default_rules_dir() -> Path:
     return _first_existing(_PACKAGE / "_data" / "rules", _PACKAGE.parent / "rules")
 
 
-def episode_schema_path() -> Path:
-    return _first_existing(_PACKAGE / "io" / "schemas" / "episode.schema.json")
+# Format tag -> schema file. episode/1 keeps its own file, untouched, so that its errors stay
+# byte-identical; episode/1.1 is a separate, self-contained file (docs/format.md).
+EPISODE_SCHEMAS = {"episode/1": "episode.schema.json", "episode/1.1": "episode-1.1.schema.json"}
+
+
+def episode_schema_path(version: str = "episode/1") -> Path:
+    """The schema file of one format version (`EPISODE_SCHEMAS`); an unknown version raises."""
+    try:
+        name = EPISODE_SCHEMAS[version]
+    except (KeyError, TypeError):
+        raise LitmusConfigError(
+            f"no schema for format `{version}`; known: {', '.join(EPISODE_SCHEMAS)}"
+        ) from None
+    return _first_existing(_PACKAGE / "io" / "schemas" / name)
