@@ -3,7 +3,6 @@ with the path it points at (for the JSON pointer and the line). `load` decides w
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from typing import Any
@@ -12,7 +11,9 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from litmus_rules._resources import episode_schema_path
+from litmus_rules.io import wire
 from litmus_rules.io.jsontext import short as _short
+from litmus_rules.io.suggest import suggest
 
 __all__ = ["DocPath", "kind_of", "pointer", "schema_problem"]
 
@@ -21,15 +22,16 @@ DocPath = tuple[Any, ...]  # keys and indices into a document
 
 def schema_problem(data: Any) -> tuple[str, DocPath] | None:
     """The most telling schema error of `data` as (message, path), or None when it is valid."""
-    found = best_match(_validator().iter_errors(data), key=_rank)
+    found = best_match(_validator(wire.schema_version(data)).iter_errors(data), key=_rank)
     return None if found is None else _describe(found)
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    """Built once; no format checker (`format` stays an annotation). Local `$ref`s are inlined
-    first: resolving them again for every document cost a third of the validation time."""
-    with open(episode_schema_path(), encoding="utf-8") as fh:
+def _validator(version: str = wire.VERSION_1) -> jsonschema.Draft202012Validator:
+    """One per format version, built once; no format checker (`format` stays an annotation). Local
+    `$ref`s are inlined first: resolving them again for every document cost a third of the
+    validation time."""
+    with open(episode_schema_path(version), encoding="utf-8") as fh:
         schema = json.load(fh)
     defs = schema.get("$defs", {})
 
@@ -58,15 +60,15 @@ def _describe(err: ValidationError) -> tuple[str, DocPath]:
     """One readable message for a schema error, and the path it points at."""
     path, inst, expected = tuple(err.absolute_path), err.instance, err.validator_value
     kind = ""
-    if "then" in err.absolute_schema_path and isinstance(inst, dict):  # a signal's per-kind rules
+    if "then" in err.absolute_schema_path and isinstance(inst, dict) and "kind" in inst:  # a signal's per-kind rules
         kind = f" for a `{_short(inst.get('kind'))}` signal"
     if err.validator == "additionalProperties":
         allowed = list(err.schema.get("properties", {}))
         key = next(k for k in inst if k not in allowed)
         where = f"in {pointer(path)}" if path else "at top level"
         message = f"unknown key `{_short(key)}` {where}{kind} (expected one of {', '.join(allowed)})"
-        close = difflib.get_close_matches(str(key), allowed, n=1)
-        return message + (f"; did you mean `{close[0]}`?" if close else ""), path + (key,)
+        close = suggest(str(key), allowed)
+        return message + (f"; did you mean `{close}`?" if close else ""), path + (key,)
     if err.validator == "required":
         missing = next(k for k in expected if k not in inst)
         return f"{_dotted(path)}missing required key `{missing}`{kind}", path

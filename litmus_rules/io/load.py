@@ -22,6 +22,7 @@ import yaml
 
 from litmus_rules import diagnostics
 from litmus_rules.errors import FactsError
+from litmus_rules.io import wire
 from litmus_rules.io.episode_schema import DocPath, kind_of, pointer, schema_problem
 from litmus_rules.io.inputs import (  # noqa: F401  (re-exported: `load` is where callers look for them)
     EXTENSIONS, INVALID, LIMIT, LOOP, NOT_A_FILE, NOT_AN_OBJECT, STDIN, UNPARSEABLE, UNREADABLE, LoadedEpisode, Unit,
@@ -184,7 +185,11 @@ def _episode(
         return _failed(source, index, diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), NOT_AN_OBJECT, line)
     err = _check(data, source, line, locate)
     if err is None:
-        return LoadedEpisode(source, index, line, data=data)
+        try:
+            return LoadedEpisode(source, index, line, data=wire.normalise(data))
+        except wire.WireError as exc:
+            at = (locate(exc.path) if locate else None) or line
+            err = FactsError(exc.message, source=source, line=at, pointer=wire.pointer(exc.path), code=INVALID)
     raw_id = data.get("id") if isinstance(data, dict) else None
     return LoadedEpisode(source, index, line, error=err, raw_id=raw_id if isinstance(raw_id, str) else None)
 
