@@ -17,7 +17,7 @@ import yaml
 from litmus_rules import cli
 from litmus_rules.preflight import run as preflight
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.preflight.scorer_process import ScorerProcess
+from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 STRUCTURED = ROOT / "tests" / "data" / "preflight" / "structured-upload.yaml"
@@ -185,7 +185,7 @@ def test_scorer_prints_do_not_corrupt_jsonl_on_stdout(scorer_file: str, tmp_path
 
 
 def test_the_default_timeout_is_finite_and_positive() -> None:
-    assert 0 < preflight.DEFAULT_TIMEOUT < math.inf
+    assert 0 < DEFAULT_TIMEOUT < math.inf
     with pytest.raises(LitmusConfigError):
         ScorerProcess("x:y", timeout=0)
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _helpers import EXAMPLES, base_episode
-from litmus_rules.render import text as render
+from litmus_rules.render import json as render
 from litmus_rules.cli import main
 
 EXAMPLE = str(EXAMPLES / "clean-structured.yaml")
@@ -213,7 +213,7 @@ def test_a_signal_stops_the_workers_and_removes_temporary_files(signum: int, cod
 def test_line_separators_inside_a_value_stay_on_the_verdict_line() -> None:
     """U+2028, U+2029 and U+0085 are valid inside JSON strings, but str.splitlines() (and many
     JSONL readers) break on them: they are written escaped, so one verdict is one line."""
-    from litmus_rules.render.text import json_line
+    from litmus_rules.render.json import json_line
 
     value = {"id": "a\u2028b\u2029c\x85d"}
     line = json_line(value)

@@ -11,21 +11,24 @@ from hypothesis import strategies as st
 
 from litmus_rules.domain import decoding
 from litmus_rules.domain import normalize as n
+from litmus_rules.domain import transforms
 from litmus_rules.domain.normalize import (
     base64_spans,
     canonical_path,
-    casefold,
-    decode_tag_chars,
-    full_normalise,
     hex_spans,
     html_unescape,
     json_unescape,
-    nfkc,
     percent_decode,
-    skeleton,
-    strip_format_chars,
     token_forms,
     variants,
+)
+from litmus_rules.domain.transforms import (
+    casefold,
+    decode_tag_chars,
+    full_normalise,
+    nfkc,
+    skeleton,
+    strip_format_chars,
 )
 
 TOKEN = "EXFIL_CANARY_42"
@@ -69,9 +72,9 @@ def test_format_prefilter_covers_every_stripped_character() -> None:
     # strip_format_chars only runs its precise substitution when a cheap RE2 class says the
     # text may contain such characters: that class must cover every character it strips.
     every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
-    stripped = set("".join(n._FORMAT_RE.findall(every))) | {chr(c) for c in range(0xE0000, 0xE0080)}
+    stripped = set("".join(transforms._FORMAT_RE.findall(every))) | {chr(c) for c in range(0xE0000, 0xE0080)}
     assert len(stripped) > 400
-    missed = [hex(ord(c)) for c in stripped if n._MAYBE_FORMAT.search(c) is None]
+    missed = [hex(ord(c)) for c in stripped if transforms._MAYBE_FORMAT.search(c) is None]
     assert missed == []
 
 
@@ -345,5 +348,5 @@ def test_decoders_are_reexported() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
 def test_skeleton_of_ascii_is_a_byte_map(s: str) -> None:
-    table = n.skeleton_ascii_map()
+    table = transforms.skeleton_ascii_map()
     assert skeleton(s) == s.encode().translate(table).decode()

@@ -57,7 +57,7 @@ from litmus_rules.domain.decoding import (
     path_changes,
     percent_decode,
 )
-from litmus_rules.domain.normalize import (
+from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
     clean,

@@ -45,8 +45,8 @@ from litmus_rules.domain.normalize import (
     Undecodable,
     distinct_forms,
     encoded_forms,
-    full_normalise,
 )
+from litmus_rules.domain.transforms import full_normalise
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API
     MAX_PATTERN_LEN,

@@ -44,7 +44,8 @@ from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.formcache import answer, text_forms
 from litmus_rules.domain.matching import MATCHED_MAX, Witness, leaks
-from litmus_rules.domain.normalize import KEYS, Form, Undecodable, distinct_forms, encoded_forms, full_normalise
+from litmus_rules.domain.normalize import KEYS, Form, Undecodable, distinct_forms, encoded_forms
+from litmus_rules.domain.transforms import full_normalise
 
 __all__ = ["mentions", "mentioned", "is_identifier_char"]
 

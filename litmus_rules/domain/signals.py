@@ -16,12 +16,8 @@ from typing import Any
 import attrs
 
 from litmus_rules.errors import EvaluationError
-from litmus_rules.domain.normalize import (
-    full_normalise,
-    path_casefold_key,
-    path_key,
-    percent_decode,
-)
+from litmus_rules.domain.decoding import percent_decode
+from litmus_rules.domain.transforms import full_normalise, path_casefold_key, path_key
 from litmus_rules.domain.regexes import name_signal
 from litmus_rules.domain.surfaces import render_value, tool_surfaces
 

@@ -43,10 +43,10 @@ from litmus_rules.domain.walk import (  # noqa: F401 - re-exported: part of this
     MAX_TEXT,
     Surface,
     WalkLimit,
-    render_value,
     walk_context,
     walk_tool,
 )
+from litmus_rules.domain.walk_text import render_value  # noqa: F401 - re-exported: part of this module's API
 
 
 def extract_surfaces(context: Mapping[str, Any] | None) -> tuple[Surface, ...]:

@@ -23,39 +23,31 @@ payload, which must not be able to un-mark itself (fail closed).
 The walk is bounded (`MAX_DEPTH`, `MAX_NODES`, `MAX_SURFACES`, `MAX_TEXT`); past a bound it raises
 `WalkLimit` (an `EvaluationError`) naming the limit and the origin where it stopped, which the
 `surfaces` fact turns into *unknown* (fail closed: text that was not read is never clean).
+
+How a JSON Schema is read (arguments, `$ref`) is walk_schema.py; how a value, a key and a place
+are written as text is walk_text.py; the formats' fixed words and known keys are walk_vocab.py.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import json
 import operator
-import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
-from urllib.parse import unquote
 
 from litmus_rules.errors import EvaluationError
+from litmus_rules.domain.walk_schema import SchemaCtx, SchemaWalk
+from litmus_rules.domain.walk_text import is_ident, key_origin, key_text, render_value
 from litmus_rules.domain.walk_vocab import (
-    ARGSUB,
-    DEFS,
-    EACH,
-    PROPS,
-    REF,
-    SCHEMA_KEYS,
-    SKILL_KINDS,
-    SUB,
-    SUBLIST,
-    TEXT,
-    TOOL_KINDS,
-    TOOL_SCHEMAS,
-    TYPE,
-    WHOLE,
-    WORD_KEYS,
     FORMAT_KEYS,
     FORMAT_WORDS,
+    INJECTED,
     RESULT_PARTS,
+    SKILL_KINDS,
+    TOOL_KINDS,
+    TOOL_SCHEMAS,
+    WORD_KEYS,
     is_word,
 )
 
@@ -67,7 +59,6 @@ MAX_NODES = 2_000_000  # containers visited; the loader's value limit; `$ref` ex
 MAX_SURFACES = 100_000  # surfaces per context (each costs ~0.5 KB as a fact)
 MAX_TEXT = 32 * 2**20  # characters over all surfaces: twice the loader's document size (refs repeat text)
 
-_INJECTED = "injected"
 _TEXT_OF = operator.itemgetter(2)
 
 
@@ -103,78 +94,18 @@ class WalkLimit(EvaluationError):
                          "so the text past it was not read")
 
 
-def render_value(value: Any) -> str:
-    """Strings as they are; anything else as compact JSON (what a model would read)."""
-    if isinstance(value, str):
-        return value
-    if value.__class__ is int:  # what json.dumps writes, 20x faster
-        return int.__repr__(value)
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (ValueError, TypeError, RecursionError):
-        # Circular containers (possible from YAML anchors) or odd keys: still give some text.
-        return repr(value)
-
-
-# --- origins ---------------------------------------------------------------------------------------
-
-_IDENT = re.compile(r"[A-Za-z_$][\w$-]*\Z")
-
-
-@functools.lru_cache(maxsize=8192)
-def _ident(key: str) -> bool:
-    return _IDENT.match(key) is not None
-
-
-def key_origin(origin: str, key: str) -> str:
-    """`origin.key`, or `origin["key"]` (JSON-quoted) for a key that is not identifier-like."""
-    if _ident(key):
-        return f"{origin}.{key}"
-    return f"{origin}[{json.dumps(key, ensure_ascii=False)}]"
-
-
-def _key_text(key: Any) -> str:
-    return key if key.__class__ is str else render_value(key)  # YAML allows 1, null, true as keys
-
-
-@functools.lru_cache(maxsize=1024)
-def _pointer_tokens(ref: str) -> tuple[str, ...] | None:
-    """JSON pointer tokens of a local reference ("#/$defs/X"), else None (remote refs: not followed)."""
-    if not ref.startswith("#"):
-        return None
-    fragment = ref[1:]
-    if fragment == "":
-        return ()
-    if not fragment.startswith("/"):
-        return None  # "#anchor" ($anchor) refs are not followed (the anchor's node is walked anyway)
-    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
-
-
 # --- the walker ----------------------------------------------------------------------------------------
-
-
-class _SchemaCtx:
-    """One tool's schema: its root (for `$ref`), and which refs were expanded where."""
-
-    __slots__ = ("root", "root_origin", "tool", "visited", "reached", "stack")
-
-    def __init__(self, root: Mapping[str, Any], root_origin: str, tool: str | None) -> None:
-        self.root = root
-        self.root_origin = root_origin
-        self.tool = tool
-        self.visited: set[tuple[str, str | None, bool]] = set()
-        self.reached: set[str] = set()  # targets listed at least once
-        self.stack: set[str] = {root_origin}  # targets being expanded on the current path
 
 
 Record = tuple  # (origin, kind, text, injected, tool, argument): a Surface's fields, made cheaply
 
 
-class _Walker:
+class _Walker(SchemaWalk):
     """Surfaces are appended as plain tuples (a named tuple's constructor is a Python call). The
     surface count is checked on entering each object or list and at the end, the characters of
     texts the walk renders itself (JSON of schema values: `$ref` expansion repeats them) as they
-    are made, and all characters at the end: strings of the document are shared, not copied."""
+    are made, and all characters at the end: strings of the document are shared, not copied.
+    The schema methods (`schema`, `ref`) are walk_schema.SchemaWalk's."""
 
     __slots__ = ("out", "nodes", "rendered")
 
@@ -242,7 +173,7 @@ class _Walker:
     def mapping(self, node: Mapping[Any, Any], origin: str, kind: str, inj: bool, tool: str | None,
                 depth: int, arg: str | None = None) -> None:
         self.enter(origin, depth)
-        if node.get(_INJECTED) is True:
+        if node.get(INJECTED) is True:
             inj = True
         if kind == "message" or kind == "other":
             part = node.get("type")
@@ -251,10 +182,10 @@ class _Walker:
         append = self.out.append
         for key, item in node.items():
             if key.__class__ is not str:
-                key = _key_text(key)
-            if key == _INJECTED and (item is True or item is False):
+                key = key_text(key)
+            if key == INJECTED and (item is True or item is False):
                 continue
-            sub = f"{origin}.{key}" if _ident(key) else key_origin(origin, key)
+            sub = f"{origin}.{key}" if is_ident(key) else key_origin(origin, key)
             if key not in FORMAT_KEYS:
                 append((sub, "key", key, inj, tool, arg))
             if item.__class__ is str:
@@ -271,147 +202,6 @@ class _Walker:
             self.emit(origin, "key", key, inj, tool)
         self.value(item, origin, kind, inj, tool, depth)
 
-    # -- JSON schema -------------------------------------------------------------------------------------
-
-    def schema(self, node: Any, origin: str, ctx: _SchemaCtx, depth: int, arg: str | None,
-               on_args: bool, inj: bool) -> None:
-        """Walk one schema node (at `depth`). `arg` is the argument path so far; `on_args` is
-        whether the node is reached from the input_schema root through `properties` (or
-        combinators) only, i.e. whether property names below it are argument names."""
-        if node.__class__ is not dict and not isinstance(node, Mapping):
-            if node is not True and node is not False:  # boolean schemas carry no text
-                self.value(node, origin, "other", inj, ctx.tool, depth - 1, arg)
-            return
-        self.enter(origin, depth)
-        if node.get(_INJECTED) is True:
-            inj = True
-        tool = ctx.tool
-        deferred = None
-        append = self.out.append
-        for key, item in node.items():
-            if key.__class__ is not str:
-                key = _key_text(key)
-            how = SCHEMA_KEYS.get(key)
-            sub = f"{origin}.{key}" if _ident(key) else key_origin(origin, key)
-            if how is None:
-                if key == _INJECTED and (item is True or item is False):
-                    continue
-                if key not in FORMAT_KEYS:
-                    self.emit(sub, "key", key, inj, tool, arg)
-                # vendor `x-` keys and any keyword not followed as a schema: read as data
-                self.value(item, sub, "other", inj, tool, depth, arg)
-                continue
-            mode, kind = how
-            if mode == TEXT:
-                if item.__class__ is str:
-                    append((sub, kind, item, inj, tool, arg))
-                else:
-                    self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == WHOLE:
-                append((sub, kind, item if item.__class__ is str else self.render(item, sub), inj, tool, arg))
-            elif mode == EACH:
-                if item.__class__ is list:
-                    self.enter(sub, depth + 1)
-                    for i, v in enumerate(item):
-                        append((f"{sub}[{i}]", kind, v if v.__class__ is str else self.render(v, sub), inj, tool, arg))
-                elif kind == "schema_example" and item is not None:
-                    self.emit(sub, kind, self.render(item, sub), inj, tool, arg)
-                else:  # an `enum` that is not a list is no enum: read it as data
-                    self.value(item, sub, "other", inj, tool, depth, arg)
-            elif mode == TYPE:
-                if item.__class__ is str and item in FORMAT_WORDS:
-                    continue
-                if item.__class__ is list:
-                    self.enter(sub, depth + 1)
-                    for i, v in enumerate(item):
-                        if not is_word(v):
-                            self.value(v, f"{sub}[{i}]", kind, inj, tool, depth + 1, arg)
-                elif not is_word(item):
-                    self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == REF:
-                # A local pointer that resolves is read where it points: its tokens are keys of
-                # this schema (read there) and the rest is pointer syntax. Any other is read here.
-                if item.__class__ is not str or not self.ref(item, ctx, depth + 1, arg, on_args, inj):
-                    self.value(item, sub, kind, inj, tool, depth, arg)
-            elif mode == SUB:
-                # Below these, property names are not the tool's argument names.
-                self.schema(item, sub, ctx, depth + 1, arg, False, inj)
-            elif mode == ARGSUB:
-                if item.__class__ is list:
-                    self.enter(sub, depth + 1)
-                    for i, v in enumerate(item):
-                        self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
-                else:
-                    self.schema(item, sub, ctx, depth + 1, arg, on_args, inj)
-            elif mode == SUBLIST:
-                if item.__class__ is list:
-                    self.enter(sub, depth + 1)
-                    for i, v in enumerate(item):
-                        self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
-                else:
-                    self.schema(item, sub, ctx, depth + 1, arg, False, inj)
-            elif not isinstance(item, Mapping):  # PROPS, PATTERNS, NAMED, DEFS need an object
-                self.value(item, sub, "other", inj, tool, depth, arg)
-            elif mode == DEFS:
-                # Definitions last: those already reached through a $ref (with their argument
-                # name) are not listed a second time without one.
-                deferred = (deferred or []) + [(sub, item)]
-            else:
-                self.enter(sub, depth + 1)
-                args = on_args and mode == PROPS
-                for name, child in item.items():
-                    if name.__class__ is not str:
-                        name = _key_text(name)
-                    child_origin = f"{sub}.{name}" if _ident(name) else key_origin(sub, name)
-                    child_arg = (f"{arg}.{name}" if arg else name) if args else None
-                    append((child_origin, kind, name, inj, tool, child_arg))
-                    self.schema(child, child_origin, ctx, depth + 2, child_arg, args, inj)
-        for sub, defs in deferred or ():
-            self.enter(sub, depth + 1)
-            for name, child in defs.items():
-                name = _key_text(name)
-                child_origin = key_origin(sub, name)
-                self.emit(child_origin, "key", name, inj, tool)
-                if child_origin in ctx.reached:
-                    continue
-                ctx.reached.add(child_origin)
-                ctx.visited.add((child_origin, None, False))
-                ctx.stack.add(child_origin)
-                self.schema(child, child_origin, ctx, depth + 2, None, False, inj)
-                ctx.stack.discard(child_origin)
-
-    def ref(self, ref: str, ctx: _SchemaCtx, depth: int, arg: str | None, on_args: bool, inj: bool) -> bool:
-        """Follow a local `$ref`; False when it does not resolve (remote, anchor or dangling)."""
-        tokens = _pointer_tokens(ref)
-        if tokens is None:
-            return False
-        node: Any = ctx.root
-        origin = ctx.root_origin
-        for token in tokens:
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-                origin = key_origin(origin, token)
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-                origin = f"{origin}[{int(token)}]"
-            else:
-                return False  # dangling
-        # A target already being expanded on the current path is a cycle (a recursive "tree"
-        # schema): its text is listed where it was first reached. Otherwise each target is
-        # walked once per argument context, so a definition shared by several arguments is
-        # listed under each of their names but never twice under the same one.
-        key = (origin, arg, on_args)
-        if origin in ctx.stack or key in ctx.visited:
-            return True
-        ctx.visited.add(key)
-        ctx.reached.add(origin)
-        ctx.stack.add(origin)
-        try:
-            self.schema(node, origin, ctx, depth, arg, on_args, inj)
-        finally:
-            ctx.stack.discard(origin)
-        return True
-
     # -- context items ----------------------------------------------------------------------------------
 
     def _open(self, item: Any, origin: str, kind: str, inj: bool, depth: int) -> bool | None:
@@ -421,7 +211,7 @@ class _Walker:
             self.value(item, origin, kind, inj, None, depth - 1)
             return None
         self.enter(origin, depth)
-        return inj or item.get(_INJECTED) is True
+        return inj or item.get(INJECTED) is True
 
     def _field(self, origin: str, kind: str, item: Any, inj: bool, name: str | None, depth: int) -> None:
         """A known field of an item: a string is one surface; anything else is walked as data."""
@@ -441,7 +231,7 @@ class _Walker:
         tool = name if is_tool and name.__class__ is str else None
         for key, item in msg.items():
             if key.__class__ is not str:
-                key = _key_text(key)
+                key = key_text(key)
             sub = key_origin(origin, key)
             if key == "content":
                 self._field(sub, kind, item, inj, tool, depth)
@@ -450,7 +240,7 @@ class _Walker:
             elif key == "role":
                 if not is_word(item):
                     self.value(item, sub, kind, inj, tool, depth)
-            elif key == _INJECTED and (item is True or item is False):
+            elif key == INJECTED and (item is True or item is False):
                 continue
             else:
                 self._other(key, item, sub, kind, inj, tool, depth)
@@ -467,7 +257,7 @@ class _Walker:
         name = own if own.__class__ is str else name
         for key, item in tool.items():
             if key.__class__ is not str:
-                key = _key_text(key)
+                key = key_text(key)
             sub = key_origin(origin, key)
             kind = TOOL_KINDS.get(key)
             if kind is not None:
@@ -475,13 +265,13 @@ class _Walker:
             elif key in TOOL_SCHEMAS or key == "outputSchema":
                 if isinstance(item, Mapping):
                     # arguments are the input schema's properties; an output schema has none
-                    self.schema(item, sub, _SchemaCtx(item, sub, name), depth + 1, None,
+                    self.schema(item, sub, SchemaCtx(item, sub, name), depth + 1, None,
                                 key != "outputSchema", inj)
                 else:
                     self.value(item, sub, "other", inj, name, depth)
             elif key == "function" and isinstance(item, Mapping):
                 self.tool(item, sub, inj, depth + 1, name)
-            elif key == _INJECTED and (item is True or item is False):
+            elif key == INJECTED and (item is True or item is False):
                 continue
             else:
                 self._other(key, item, sub, "other", inj, name, depth)
@@ -495,12 +285,12 @@ class _Walker:
         name = name if name.__class__ is str else None
         for key, item in skill.items():
             if key.__class__ is not str:
-                key = _key_text(key)
+                key = key_text(key)
             sub = key_origin(origin, key)
             kind = SKILL_KINDS.get(key)
             if kind is not None:
                 self._field(sub, kind, item, inj, name, depth)
-            elif key == _INJECTED and (item is True or item is False):
+            elif key == INJECTED and (item is True or item is False):
                 continue
             else:
                 self._other(key, item, sub, "other", inj, name, depth)
@@ -515,7 +305,7 @@ class _Walker:
             self.value(value, origin, kind, inj, None, 0)
 
     def context(self, context: Mapping[Any, Any]) -> None:
-        inj = context.get(_INJECTED) is True
+        inj = context.get(INJECTED) is True
         # The known sections first, in this order (the first surface a rule finds is the one its
         # message names), then anything else in document order.
         if "system_prompt" in context:
@@ -529,9 +319,9 @@ class _Walker:
         for key, item in context.items():
             if key in ("system_prompt", "messages", "tools", "skills"):
                 continue
-            if key == _INJECTED and (item is True or item is False):
+            if key == INJECTED and (item is True or item is False):
                 continue
-            key = _key_text(key)
+            key = key_text(key)
             self._other(key, item, key_origin("context", key), "other", inj, None, 0)
 
 

@@ -44,6 +44,8 @@ FORMAT_WORDS = frozenset({
     "resource", "resource_link",
 })
 WORD_KEYS = frozenset({"type", "role"})
+# The harness's flag on an item: `injected: true` marks it (and all inside it) as the payload.
+INJECTED = "injected"
 
 
 def is_word(value: Any) -> bool:

@@ -1,5 +1,6 @@
-"""`litmus-rules preflight`: run the stub agents on every instance, score them with the harness's
+"""The preflight pass: run the stub agents on every instance, score them with the harness's
 scorer, and write each instance back with its `controls` filled in. `litmus-rules check` decides.
+The command line (`litmus-rules preflight`: its arguments, what it prints) is `cli/preflight.py`.
 
 Scoring a run: by default the instance's declared `detector` is applied the way a harness applies
 it (`declared_scorer`); with `--scorer MODULE:FUNCTION` the harness's own Python scorer is imported
@@ -21,7 +22,6 @@ reported as a warning only: no shipped rule reads those runs.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -41,8 +41,8 @@ from litmus_rules.errors import EvaluationError, LitmusConfigError
 from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
 from litmus_rules.render.text import table
-from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
-from litmus_rules.preflight.scoring import Scorer, check_spec, declared_scorer, positive_labels, to_label
+from litmus_rules.preflight.scorer_process import ScorerProcess
+from litmus_rules.preflight.scoring import Scorer, declared_scorer, positive_labels, to_label
 
 EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
 # Controls in output order; positive and compliance share the compliance stub's run.
@@ -482,53 +482,3 @@ def render_json(report: Report) -> str:
         "input_errors": report.input_errors, "files": report.files, "exit_code": report.exit_code(),
     }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-
-
-# --- the command ----------------------------------------------------------------------------------
-
-
-def cmd_preflight(args: argparse.Namespace) -> int:
-    if args.format == "jsonl" and args.output:
-        raise LitmusConfigError("preflight: --format jsonl writes the instances to stdout; drop -o")
-    if args.format != "jsonl" and not args.output:
-        raise LitmusConfigError("preflight: give -o OUTDIR (or --format jsonl to write to stdout)")
-    if args.output and os.path.exists(args.output) and not os.path.isdir(args.output):
-        raise LitmusConfigError(f"preflight: -o `{args.output}` exists and is not a folder")
-    timeout = args.scorer_timeout
-    if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
-        raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
-    if not args.scorer:
-        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector")
-    else:
-        check_spec(args.scorer)
-        with ScorerProcess(args.scorer, timeout) as scorer:
-            report = run_preflight(args.inputs, args.output, scorer, args.scorer)
-    if args.format == "json":
-        sys.stdout.write(render_json(report))
-    else:
-        sys.stderr.write(render_text(report))
-    if not report.results and not report.input_errors:
-        print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
-    return report.exit_code()
-
-
-def register(subparsers: Any) -> None:
-    """Add `preflight` to the CLI's subcommands."""
-    p = subparsers.add_parser(
-        "preflight", help="run null/positive/refusal/compliance stub agents and record the controls",
-        description="Run deterministic stub agents on every instance, score them with the instance's "
-        "detector or your scorer, and write each instance with `controls` filled in. Then run "
-        "`litmus-rules check OUTDIR`. Exit 0: no problem; 1: some control shows a problem or the "
-        "scorer failed; 2: misuse or unusable input.",
-    )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="instance files or folders; - for stdin")
-    p.add_argument("-o", "--output", metavar="OUTDIR", help="write one file per input file here (atomically)")
-    p.add_argument("--scorer", metavar="MODULE:FUNCTION",
-                   help="your harness's scorer (or path/to/file.py:FUNCTION); imported and run: it executes your code")
-    p.add_argument("--scorer-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help=f"time limit for your scorer on one instance (its five runs), default {DEFAULT_TIMEOUT:g}; "
-                   "a scorer past it is killed and the instance's controls stay unknown")
-    p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
-                   help="text: summary table on stderr; json: summary as JSON on stdout; "
-                   "jsonl: instances as JSONL on stdout (no -o), summary on stderr")
-    p.set_defaults(func=cmd_preflight)

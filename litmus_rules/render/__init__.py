@@ -1,1 +1,2 @@
-"""Output: verdicts and traces as text and JSON."""
+"""Output, one module per format: `text` (verdicts, traces, summaries for people), `json` (the
+verdict and summary JSON for machines)."""

@@ -1,9 +1,9 @@
-"""Pure renderers: verdicts, traces and diagnostics to text for people and JSON for machines."""
+"""Pure renderers for people: verdicts, rule traces, the batch summary and tables, as text.
+
+The machine formats are beside it, one module each (`json.py`: the verdict and summary JSON)."""
 
 from __future__ import annotations
 
-import json
-import math
 from collections import Counter
 from typing import Any, Protocol, Sequence
 
@@ -101,7 +101,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
 class Row(Protocol):
     """What the batch summary needs of one episode (a Verdict, or the CLI's Outcome).
 
-    Read-only properties, so that frozen classes (the CLI's `_Row`) match too."""
+    Read-only properties, so that frozen classes (`cli/check.py`'s `_Row`) match too."""
 
     @property
     def id(self) -> str | None: ...
@@ -138,49 +138,3 @@ def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | None) -> str:
         detail.append((r.id or "<no id>", r.verdict, what))
     lines.extend(table(detail, ("id", "verdict", "reasons / classification")))
     return "\n".join(lines)
-
-
-def render_json(verdicts: Sequence[dict[str, Any]]) -> str:
-    """The `--format json` document: a summary and every verdict's contract JSON."""
-    counts = Counter(v["verdict"] for v in verdicts)
-    doc = {
-        "summary": {"episodes": len(verdicts), SCORED: counts[SCORED], REJECTED: counts[REJECTED], ERROR: counts[ERROR]},
-        "verdicts": list(verdicts),
-    }
-    return dumps(doc, indent=2) + "\n"
-
-
-def json_line(verdict: dict[str, Any]) -> str:
-    return dumps(verdict) + "\n"
-
-
-def dumps(value: Any, indent: int | None = None) -> str:
-    """JSON that is always valid and always encodes as UTF-8, whatever an episode carried: a
-    non-finite number (YAML `.nan`, JSON `NaN`) becomes the string "NaN", "Infinity" or "-Infinity",
-    and a lone surrogate (`"\\ud800"` is valid JSON input) is written back as its `\\uXXXX`
-    escape. Both repairs run only when needed: a plain line costs one dumps and an isascii."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
-    except ValueError:  # JSON has no NaN or Infinity
-        text = json.dumps(_finite(value), ensure_ascii=False, indent=indent)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Every non-ASCII character of dumps' output sits inside a string literal, where
-            # `\\ud800` is exactly the JSON escape of the surrogate: the document means the same.
-            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-        if "\u2028" in text or "\u2029" in text or "\x85" in text:
-            # line separators that str.splitlines() (and JavaScript) break on: one verdict, one line
-            text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
-    return text
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value

@@ -1,0 +1,282 @@
+"""The named text transforms: format characters, Unicode tags, NFKC, case folding, the full
+normalisation chain and the confusable skeleton, and the keys built from them.
+
+Every transform has a human-readable name so that a trace can say *which* transform revealed a
+match ("base64 > normalised", "confusable skeleton", ...). The building blocks:
+
+========================  ================================  ============
+function                  name in traces                    idempotent
+========================  ================================  ============
+strip_format_chars        format characters removed         yes
+decode_tag_chars          unicode tags decoded              yes
+nfkc                      nfkc                              yes
+casefold                  casefold                          yes
+full_normalise            normalised                        yes
+skeleton                  confusable skeleton               yes (on its own output)
+json_unescape             json unescaped                    (decoding.py)
+html_unescape             html unescaped                    (decoding.py)
+percent_decode            percent-decoded                   (decoding.py)
+canonical_path            path canonicalised                (decoding.py)
+base64_spans / hex_spans  base64 / hex                      (decoding.py)
+========================  ================================  ============
+
+"normalised" is the full chain: format characters removed > unicode tags decoded > NFKC > casefold
+(> NFKC again, so the result is stable: NFKC_Casefold in spirit).
+
+Most return early on ASCII text (the common case), and a linear-time RE2 presence test guards the
+slower precise substitutions. How these combine into the forms of a text
+that a search looks through is `normalize.py`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Any
+
+import re2
+import regex
+
+from litmus_rules.domain.decoding import canonical_path
+
+# --- format characters and unicode tags --------------------------------------------------------
+
+# Default-ignorable code points and every Cf character (zero-width, soft hyphen, bidi controls,
+# variation selectors, CGJ, Hangul fillers, ...) -- but not the tag block, which carries hidden
+# ASCII and is decoded by `decode_tag_chars` rather than thrown away.
+_FORMAT_RE = regex.compile(
+    r"[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Variation_Selector}--[\U000E0000-\U000E007F]]+",
+    regex.V1,
+)
+_TAG_RE = re.compile("[\U000e0000-\U000e007f]+")
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+# Cheap linear-time presence tests (RE2 scans ~0.5 GB/s; Python's engines ~10x slower): the
+# precise substitutions above only run on the rare texts that contain such characters.
+_MAYBE_FORMAT = re2.compile(
+    r"[\p{Cf}\x{034F}\x{2060}-\x{206F}\x{115F}\x{1160}\x{17B4}\x{17B5}\x{180B}-\x{180F}\x{3164}\x{FE00}-\x{FE0F}"
+    r"\x{FFA0}\x{FFF0}-\x{FFF8}\x{1D173}-\x{1D17A}\x{E0000}-\x{E0FFF}]",
+    _RE2_OPTIONS,
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _re2_search(pattern: Any, text: str) -> bool:
+    try:
+        return pattern.search(text) is not None
+    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8
+        return pattern.search(_SURROGATE.sub("\ufffd", text)) is not None
+
+
+def strip_format_chars(text: str) -> str:
+    """Remove invisible format characters (category Cf, default-ignorables, variation selectors),
+    except Unicode tag characters. Idempotent."""
+    if text.isascii() or not _re2_search(_MAYBE_FORMAT, text):
+        return text
+    return _FORMAT_RE.sub("", text)
+
+
+def _decode_tag_run(m: re.Match[str]) -> str:
+    # U+E0020..U+E007E mirror printable ASCII; the language tag (E0001), cancel tag (E007F) and
+    # unassigned tag code points carry no text and are dropped.
+    return "".join(chr(ord(c) - 0xE0000) for c in m.group() if 0xE0020 <= ord(c) <= 0xE007E)
+
+
+def decode_tag_chars(text: str) -> str:
+    """Map Unicode tag characters (U+E0000-U+E007F) to the ASCII they mirror. Idempotent."""
+    if text.isascii() or not _re2_search(_MAYBE_FORMAT, text):
+        return text
+    return _TAG_RE.sub(_decode_tag_run, text)
+
+
+def nfkc(text: str) -> str:
+    """Unicode NFKC (fullwidth, ligatures, mathematical alphanumerics -> plain). Idempotent."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def casefold(text: str) -> str:
+    """Unicode full case folding (str.casefold). Idempotent."""
+    return text.casefold()
+
+
+def clean(text: str) -> str:
+    """The case-preserving part of the full chain: format characters removed > tags decoded > NFKC."""
+    if text.isascii():
+        return text
+    return _clean_stripped(strip_format_chars(text))
+
+
+def _clean_stripped(stripped: str) -> str:
+    decoded = decode_tag_chars(stripped)
+    normal = nfkc(decoded)
+    # NFKC can expose new format characters only if it changed something
+    return normal if normal is decoded or normal == decoded else strip_format_chars(normal)
+
+
+def _full_from_clean(cleaned: str) -> str:
+    if cleaned.isascii():
+        return cleaned.lower()  # casefold == lower on ASCII, and lower is faster
+    return strip_format_chars(nfkc(cleaned.casefold()))
+
+
+def full_normalise(text: str) -> str:
+    """format characters removed > unicode tags decoded > NFKC > casefold (> NFKC). Idempotent."""
+    return _full_from_clean(clean(text))
+
+
+# --- confusable skeleton ------------------------------------------------------------------------
+
+
+@functools.cache
+def _skeleton_table() -> dict[int, str]:
+    """char -> prototype, built once from confusable_homoglyphs' data (UTS #39 confusables).
+
+    The library stores each prototype with all its look-alikes and each look-alike with its
+    prototype. We join them into classes and pick one representative per class: a single
+    printable ASCII character when the class has one (so "а" -> "a", "Ι" -> "l"), else the
+    best-connected member. Multi-character prototypes (m ~ "rn") are not used as targets: a
+    per-character map cannot fold "rn" into "m" anyway, and keeping "m" avoids surprises.
+    """
+    from confusable_homoglyphs.confusables import confusables_data  # 90 ms to load: do it lazily
+
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    degree: dict[str, int] = {}
+    for key, entries in confusables_data.items():
+        k = _FORMAT_RE.sub("", key)  # some entries are wrapped in LRM marks
+        for entry in entries:
+            c = _FORMAT_RE.sub("", entry.get("c", ""))
+            if not k or not c:
+                continue
+            degree[k] = degree.get(k, 0) + 1
+            degree[c] = degree.get(c, 0) + 1
+            a, b = find(k), find(c)
+            if a != b:
+                parent[a] = b
+
+    classes: dict[str, list[str]] = {}
+    for member in list(parent):
+        classes.setdefault(find(member), []).append(member)
+
+    table: dict[int, str] = {}
+    for members in classes.values():
+        singles = [m for m in members if len(m) == 1]
+        if len(singles) < 2:
+            continue
+        rep = min(singles, key=lambda m: (not (m.isascii() and m.isprintable()), -degree.get(m, 0), m))
+        for m in singles:
+            if m != rep:
+                table[ord(m)] = rep
+    # The representative's own NFD may contain mapped characters; close the table so that
+    # skeleton(skeleton(x)) == skeleton(x).
+    for _ in range(4):
+        changed = False
+        for cp, rep in table.items():
+            closed = unicodedata.normalize("NFD", unicodedata.normalize("NFD", rep).translate(table))
+            if closed != rep:
+                table[cp] = closed
+                changed = True
+        if not changed:
+            break
+    return table
+
+
+@functools.cache
+def _skeleton_parts() -> tuple[bytes, dict[str, str], Any]:
+    """The table split for speed: a 256-byte map for ASCII (applied to UTF-8 bytes, where ASCII
+    bytes never occur inside multi-byte sequences) and an RE2 class of the non-ASCII keys."""
+    table = _skeleton_table()
+    ascii_map = bytearray(range(256))
+    for cp, rep in table.items():
+        if cp < 128:
+            assert len(rep) == 1 and rep.isascii(), (cp, rep)
+            ascii_map[cp] = ord(rep)
+    wide = {chr(cp): rep for cp, rep in table.items() if cp >= 128}
+    ranges: list[list[int]] = []
+    for cp in sorted(ord(c) for c in wide):
+        if ranges and cp == ranges[-1][1] + 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    cls = "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in ranges)
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = 64 << 20
+    return bytes(ascii_map), wide, re2.compile(f"[{cls}]+", options)
+
+
+def skeleton_ascii_map() -> bytes:
+    """The skeleton of ASCII text as a bytes.translate table: skeleton(t) for ASCII t is
+    t.encode().translate(skeleton_ascii_map()).decode() (one character for one)."""
+    return _skeleton_parts()[0]
+
+
+def skeleton(text: str) -> str:
+    """Confusable skeleton (UTS #39 idea): NFD, map each character to its class prototype, NFD.
+
+    Case-preserving: "І" (Cyrillic) and "I" both become "l", "а" becomes "a". Idempotent.
+    """
+    ascii_map, wide, wide_re = _skeleton_parts()
+    text = unicodedata.normalize("NFD", text)
+    if text.isascii():
+        return text.encode("ascii").translate(ascii_map).decode("ascii")
+    try:
+        data = text.encode("utf-8").translate(ascii_map)
+    except UnicodeEncodeError:  # lone surrogates: the slow, general path
+        return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
+    # Runs of mapped characters, found in the UTF-8 bytes (byte offsets: no conversion to
+    # character offsets per match, which costs more than the mapping itself).
+    pieces = []
+    pos = 0
+    for m in wide_re.finditer(data):
+        start, end = m.span()
+        pieces.append(data[pos:start])
+        pieces.append("".join(wide.get(c, c) for c in data[start:end].decode("utf-8")).encode("utf-8"))
+        pos = end
+    if pieces:
+        pieces.append(data[pos:])
+        data = b"".join(pieces)
+    return unicodedata.normalize("NFD", data.decode("utf-8"))
+
+
+def unmasked(text: str) -> str:
+    """format characters removed > unicode tags decoded: the input of the skeleton keys.
+
+    Not NFKC: it folds some look-alikes to a different letter first (Greek lunate sigma "Ϲ"
+    would become "Σ" instead of "C"); the confusables data covers fullwidth and mathematical
+    letters itself.
+    """
+    if text.isascii():
+        return text
+    return decode_tag_chars(strip_format_chars(text))
+
+
+def skeleton_key(text: str) -> str:
+    """format characters removed > unicode tags decoded > confusable skeleton (case-preserving)."""
+    return skeleton(unmasked(text))
+
+
+def skeleton_casefold(text: str) -> str:
+    """skeleton_key > casefold: the case-insensitive skeleton key."""
+    return skeleton(unmasked(text)).casefold()
+
+
+def path_key(text: str) -> str:
+    """Case-preserving path key: format characters removed > tags > NFKC > path canonicalised."""
+    return canonical_path(clean(text))
+
+
+def path_casefold_key(text: str) -> str:
+    """normalised > path canonicalised."""
+    return canonical_path(full_normalise(text))
