@@ -171,11 +171,12 @@ def _char_is_id(ch: str | None) -> bool:
     return ch is not None and is_identifier_char(ch)
 
 
+_HEX_PAIR = re.compile(r"[0-9A-Fa-f]{2}")
+
+
 def _hex_byte(pair: str) -> int | None:
-    try:
-        return int(pair, 16) if len(pair) == 2 else None
-    except ValueError:
-        return None
+    # not int(pair, 16): it takes a sign and spaces ("-3" is -3, which chr() refuses)
+    return int(pair, 16) if _HEX_PAIR.fullmatch(pair) else None
 
 
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
