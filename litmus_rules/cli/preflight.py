@@ -12,7 +12,8 @@ import sys
 from typing import Any
 
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.preflight.run import render_json, render_text, run_preflight
+from litmus_rules.preflight.report import render_json, render_text
+from litmus_rules.preflight.run import run_preflight
 from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
 from litmus_rules.preflight.scoring import check_spec, declared_scorer
 
@@ -28,11 +29,12 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
         raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
     if not args.scorer:
-        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector")
+        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
+                               replace_controls=args.replace_controls)
     else:
         check_spec(args.scorer)
         with ScorerProcess(args.scorer, timeout) as scorer:
-            report = run_preflight(args.inputs, args.output, scorer, args.scorer)
+            report = run_preflight(args.inputs, args.output, scorer, args.scorer, replace_controls=args.replace_controls)
     if args.format == "json":
         sys.stdout.write(render_json(report))
     else:
@@ -46,7 +48,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "preflight", help="run null/positive/refusal/compliance stub agents and record the controls",
         description="Run deterministic stub agents on every instance, score them with the instance's "
-        "detector or your scorer, and write each instance with `controls` filled in. Then run "
+        "detector or your scorer, and write each instance with `controls` filled in (episode/1.1: the "
+        "harness's own control runs are kept, and where a stub disagrees with one it is reported). Then run "
         "`litmus-rules check OUTDIR`. Exit 0: no problem; 1: some control shows a problem or the "
         "scorer failed; 2: misuse or unusable input.",
     )
@@ -57,6 +60,10 @@ def register(sub: Any) -> None:
     p.add_argument("--scorer-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"time limit for your scorer on one instance (its five runs), default {DEFAULT_TIMEOUT:g}; "
                    "a scorer past it is killed and the instance's controls stay unknown")
+    p.add_argument("--replace-controls", action="store_true",
+                   help="episode/1.1: replace the control runs the harness recorded (every run not marked "
+                   "`source: stub`) with the stubs' runs; by default they are kept and only absent controls are "
+                   "filled in (episode/1 controls are always replaced: that format cannot mark the harness's runs)")
     p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                    help="text: summary table on stderr; json: summary as JSON on stdout; "
                    "jsonl: instances as JSONL on stdout (no -o), summary on stderr")

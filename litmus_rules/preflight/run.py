@@ -13,11 +13,20 @@ included), returns something that is not a label, exits its process or runs out 
 run of an instance leaves every label of that instance unknown (`label` and `fired` absent, `error`
 set), so `check` rejects it for insufficient evidence. The batch goes on.
 
+Harness controls (episode/1.1): a control run the instance already carries is the harness's unless it
+says `source: stub`, and it is kept as it is (unless `replace_controls`); preflight fills in only
+the absent controls and the stale runs of its own (`source: stub`), writing `source: stub` on them.
+It still runs and scores every stub, and reports where a stub disagrees with the harness's run
+(label, fired, the decisions on attack calls; `harness.py`). The findings are computed from the
+controls as written, i.e. as `check` will read them. The summary is rendered by `report.py`. episode/1 has no `source` field, so an episode/1 instance
+cannot say which runs are the harness's: its controls are all replaced, as before 1.1.
+
 Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
-a dirty null control, a silent positive control, indistinguishable refusal/compliance stubs or a
-scorer failure (`check` will reject it); 2 misuse (bad arguments, a scorer that cannot be imported,
-output that would overwrite an input) or unusable input documents. Trivial agents firing is
-reported as a warning only: no shipped rule reads those runs.
+a dirty null control, a silent positive control, indistinguishable refusal/compliance stubs, a
+control that stays unknown (an invalid label, a harness run without one) or a scorer failure
+(`check` will reject it); 2 misuse (bad arguments, a scorer that cannot be imported,
+output that would overwrite an input) or unusable input documents. Trivial agents firing and
+stub/harness disagreements are warnings only: `check` does not reject for them.
 """
 
 from __future__ import annotations
@@ -40,9 +49,10 @@ from litmus_rules.preflight import stubs
 from litmus_rules.errors import EvaluationError, LitmusConfigError
 from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
-from litmus_rules.render.text import table
+from litmus_rules.preflight import harness as harness_runs
 from litmus_rules.preflight.scorer_process import ScorerProcess
-from litmus_rules.preflight.scoring import Scorer, declared_scorer, positive_labels, to_label
+from litmus_rules.preflight.scoring import (Scorer, declared_scorer, declared_scorer_identity, invalid_labels,
+                                            positive_labels, to_label)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
 # Controls in output order; positive and compliance share the compliance stub's run.
@@ -52,9 +62,13 @@ FINDINGS = {
     "positive_silent": "positive control silent",
     "indistinguishable": "stubs indistinguishable",
     "trivial_firing": "trivial agents firing",
+    "unknown_controls": "controls unknown",
+    "disagreement": "stub disagrees with harness",
     "scorer_failed": "scorer failures",
 }
-BLOCKING = ("null_dirty", "positive_silent", "indistinguishable", "scorer_failed")
+BLOCKING = ("null_dirty", "positive_silent", "indistinguishable", "unknown_controls", "scorer_failed")
+WARNINGS = ("trivial_firing", "disagreement")  # marked `!`: reported, but `check` does not reject for them
+READ_BY_CHECK = ("null", "positive", "refusal", "compliance")  # the shipped rules read no trivial run
 
 
 # --- one instance ---------------------------------------------------------------------------------
@@ -76,6 +90,9 @@ class Result:
     findings: dict[str, list[str]]  # finding kind -> human-readable details
     failures: list[Failure]
     seconds: float
+    kept: list[str] = attrs.Factory(list)  # controls kept from the harness, in CONTROLS order
+    disagreements: list[dict[str, Any]] = attrs.Factory(list)  # {control, field, stub, harness}
+    detector_scorer: dict[str, Any] | None = None  # `detector.scorer`, as the harness names it
 
     def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self, filter=lambda a, _: a.name != "controls"), "seconds": round(self.seconds, 6)}
@@ -131,9 +148,12 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
     [unsafe]). A run that carries an `error`, or whose label or
     `fired` is null, has no known outcome (DESIGN Reading 5-6). Unknown only when nothing is dirty."""
     dirty: list[str] = []
-    null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
-    canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
     undecided = False  # a leak search past a decoding limit: unknown, as `check` has it
+    try:
+        null_text = transcript_text(run["transcript"]) if "transcript" in run else ""  # absent: unknown, below
+    except (EvaluationError, TypeError):  # a harness transcript past the walk's limits
+        null_text, undecided = "", True
+    canaries = [c["value"] for c in instance.get("canaries") or () if isinstance(c, Mapping) and isinstance(c.get("value"), str)]
     # as the rule: a canary anywhere (`leaks`), a name at identifier boundaries (`names.mentions`)
     for token in canaries + _injected_names(instance):
         anywhere = token in canaries
@@ -147,6 +167,8 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
             dirty.append(f"{token!r} in the null transcript ({witness.transform}; {how})")
     usable = "error" not in run and run.get("label", "") is not None and run.get("fired", False) is not None
     label, fired = (run.get("label"), run.get("fired")) if usable else (None, None)
+    if isinstance(label, str) and label in invalid_labels(instance):  # not scored (1.1): unknown
+        label, fired, usable = None, None, False
     if isinstance(label, str) and label in positive_labels(instance):
         dirty.append(f"null control fired: labelled {label!r}")
     elif fired is True:
@@ -156,10 +178,27 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
     return dirty, unknown
 
 
-def _findings(instance: Mapping[str, Any], controls: Mapping[str, Any],
-              labels: Mapping[str, str | None], positives: Sequence[str]) -> dict[str, list[str]]:
-    """What `check` will object to, found early, with the reason in words. Unknown labels (a scorer
-    failure) yield no label findings: the failure itself is the finding."""
+def _who(control: str, kept: Sequence[str]) -> str:
+    """How the report names the run of a control: the stub's, or the harness's (kept)."""
+    if control in kept:
+        return f"the harness's {control} run"
+    return f"{stubs.STUB_NAMES['compliance' if control == 'positive' else control]} stub"
+
+
+def _findings(instance: Mapping[str, Any], controls: Mapping[str, Any], kept: Sequence[str],
+              positives: Sequence[str], scorer_failed: bool) -> dict[str, list[str]]:
+    """What `check` will object to, found early, with the reason in words, from the controls as
+    written (harness runs included). Unknown labels yield no label findings: a scorer failure is
+    its own finding, and a control that stays unknown otherwise (an invalid label, a harness run
+    without a label) is `unknown_controls`."""
+    invalid = invalid_labels(instance)
+    labels: dict[str, str | None] = {}
+    unknown: dict[str, list[str]] = {}  # why -> the controls unknown for that reason
+    for control in CONTROLS:
+        labels[control], why = harness_runs.known_label(controls[control], invalid)
+        failed = scorer_failed and control not in kept  # a scorer failure: reported as one
+        if why is not None and control in READ_BY_CHECK and not failed:
+            unknown.setdefault(why, []).append(f"{control}{' (harness)' if control in kept else ''}")
     found: dict[str, list[str]] = {}
     dirty, _ = null_control_dirty(instance, controls["null"])
     if dirty:
@@ -167,52 +206,77 @@ def _findings(instance: Mapping[str, Any], controls: Mapping[str, Any],
     null, positive = labels.get("null"), labels.get("positive")
     if positive is not None and null is not None:
         if positive not in positives:
-            found["positive_silent"] = [f"compliance stub labelled {positive!r}"]
+            found["positive_silent"] = [f"{_who('positive', kept)} labelled {positive!r}"]
         elif positive == null:
-            found["positive_silent"] = [f"compliance stub labelled {positive!r}, the same as the null control"]
+            found["positive_silent"] = [f"{_who('positive', kept)} labelled {positive!r}, the same as the null control"]
     refusal, compliance = labels.get("refusal"), labels.get("compliance")
     if refusal is not None and refusal == compliance:
-        found["indistinguishable"] = [f"refusal and compliance stubs both labelled {refusal!r}"]
+        what = "refusal and compliance stubs" if not {"refusal", "compliance"} & set(kept) else (
+            f"{_who('refusal', kept)} and {_who('compliance', kept)}")
+        found["indistinguishable"] = [f"{what} both labelled {refusal!r}"]
     for control in ("trivial_empty", "trivial_dump"):
         if labels.get(control) in positives:
-            name = stubs.STUB_NAMES[control]
+            name = f"the harness's {control} run" if control in kept else stubs.STUB_NAMES[control]
             found.setdefault("trivial_firing", []).append(f"{name} labelled {labels[control]!r}")
+    if unknown:
+        found["unknown_controls"] = [f"{', '.join(controls)}: {why}" for why, controls in unknown.items()]
     return found
 
 
 def preflight_instance(instance: Mapping[str, Any], scorer: Scorer | ScorerProcess = declared_scorer,
-                       source: str = "") -> Result:
-    """Run every stub on one instance and score it; the Result carries the `controls` to write."""
+                       source: str = "", replace_controls: bool = False) -> Result:
+    """Run every stub on one instance and score it; the Result carries the `controls` to write:
+    the harness's runs kept (episode/1.1, unless `replace_controls`), stub runs for the rest."""
     start = time.perf_counter()
     runs = stubs.run_stubs(instance)
-    positives = positive_labels(instance)
-    labels, failures = _score_all(scorer, runs, positives)
-    labels = {c: labels["compliance" if c == "positive" else c] for c in CONTROLS}
+    positives, invalid = positive_labels(instance), invalid_labels(instance)
+    unscorable = scoring.unscorable(instance) if scorer is declared_scorer else None
+    if unscorable is None:
+        stub_labels, failures = _score_all(scorer, runs, positives)
+    else:  # not a scorer failure: there is nothing the declared detector could read
+        stub_labels, failures = dict.fromkeys(runs), []
+    stub_labels = {c: stub_labels["compliance" if c == "positive" else c] for c in CONTROLS}
     if failures:
-        labels = dict.fromkeys(labels)  # fail closed: one failed run makes every label unknown
+        stub_labels = dict.fromkeys(stub_labels)  # fail closed: one failed run makes every label unknown
+    kept = harness_runs.harness_runs(instance, CONTROLS, replace_controls)
     controls: dict[str, Any] = {}
+    disagreements: list[dict[str, Any]] = []
     for control in CONTROLS:
         run = runs["compliance" if control == "positive" else control]
-        entry: dict[str, Any] = {"stub": run.stub, "transcript": run.transcript, "dispatch": run.dispatch}
+        if control in kept:
+            controls[control] = kept[control]
+            disagreements += harness_runs.disagreements(instance, control, _payload(run), stub_labels[control],
+                                                        kept[control], positives, invalid)
+            continue
+        entry: dict[str, Any] = {"source": harness_runs.SOURCE_STUB} if harness_runs.writes_source(instance) else {}
+        entry.update({"stub": run.stub, "transcript": run.transcript, "dispatch": run.dispatch})
         own = next((f for f in failures if f.control == run.control), None)
-        if own is not None:
+        if unscorable is not None:
+            entry["error"] = f"not labelled: {unscorable}"
+        elif own is not None:
             entry["error"] = own.summary
         elif failures:
             entry["error"] = (f"not labelled: the scorer failed on the {failures[0].control} run of this "
                               f"instance ({failures[0].summary})")
         else:
-            entry["label"] = labels[control]
-            entry["fired"] = labels[control] in positives
+            label = stub_labels[control]
+            entry["label"] = label
+            entry["fired"] = None if label in invalid else label in positives  # an invalid label: not scored
         controls[control] = entry
-    findings = _findings(instance, controls, labels, positives)
+    labels = {c: None if "error" in controls[c] or not isinstance(controls[c].get("label"), str)
+              else controls[c]["label"] for c in CONTROLS}
+    findings = _findings(instance, controls, list(kept), positives, bool(failures))
+    if disagreements:
+        findings["disagreement"] = [harness_runs.describe(d) for d in disagreements]
     if failures:
         findings["scorer_failed"] = [f"{f.control}: {f.summary}" for f in failures]
-    return Result(str(instance.get("id")), source, controls, labels, findings, failures, time.perf_counter() - start)
+    return Result(str(instance.get("id")), source, controls, labels, findings, failures, time.perf_counter() - start,
+                  list(kept), disagreements, declared_scorer_identity(instance))
 
 
 def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict[str, Any]:
-    """The instance with `controls` replaced (any the harness recorded are stale once the stubs
-    ran), keeping key order: where it was, else before `episode`/`extra`, else last."""
+    """The instance with `controls` replaced by the ones preflight decided on (which include the
+    harness's runs it kept), keeping key order: where it was, else before `episode`/`extra`, else last."""
     keys = [k for k in instance if k != "controls"]
     at = list(instance).index("controls") if "controls" in instance else next(
         (i for i, k in enumerate(keys) if k in ("episode", "extra")), len(keys))
@@ -366,6 +430,7 @@ class Report:
     input_errors: list[dict[str, Any]] = attrs.Factory(list)
     files: list[dict[str, Any]] = attrs.Factory(list)
     seconds: float = 0.0
+    replace_controls: bool = False
 
     def count(self, finding: str) -> int:
         return sum(1 for r in self.results if finding in r.findings)
@@ -382,8 +447,9 @@ def _error(loaded: Any) -> dict[str, Any]:
 
 def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
-                  stdin: IO[str] | None = None) -> Report:
+                  stdin: IO[str] | None = None, replace_controls: bool = False) -> Report:
     """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
+    `replace_controls`: replace the harness's control runs of episode/1.1 instances too.
 
     A file with an unusable document is copied to `outdir` unchanged, so that `check` reports its
     ERROR rather than silently missing it; its other instances get no controls and are not counted."""
@@ -391,7 +457,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
 
     start = time.perf_counter()
     plan = plan_outputs(inputs, outdir)
-    report = Report(scorer_name, outdir if outdir is not None else "<stdout>")
+    report = Report(scorer_name, outdir if outdir is not None else "<stdout>", replace_controls=replace_controls)
     stream_out = _Output(None, "jsonl", stdout or sys.stdout) if outdir is None else None
     for entry, dest in plan:
         if not isinstance(entry, str):  # the input itself could not be read
@@ -412,7 +478,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
                 elif not errors or stream_out is not None:  # else the file is copied unchanged
                     assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
                     where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
-                    results.append(preflight_instance(loaded.data, scorer, where))
+                    results.append(preflight_instance(loaded.data, scorer, where, replace_controls))
                     out.add(with_controls(loaded.data, results[-1].controls))
             status = "written"
             if errors and stream_out is None:
@@ -429,56 +495,3 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
         report.files.append({"source": entry, "output": dest, "instances": len(results), "status": status})
     report.seconds = time.perf_counter() - start
     return report
-
-
-# --- the summary ----------------------------------------------------------------------------------
-
-
-def render_text(report: Report) -> str:
-    n = len(report.results)
-    per = f", {1000 * sum(r.seconds for r in report.results) / n:.1f} ms per instance" if n else ""
-    lines = [f"preflight: stubs v{stubs.STUB_VERSION}, scorer: {report.scorer}, {n} instance(s) "
-             f"in {report.seconds:.2f} s{per} -> {report.output}", ""]
-    counts = [("instances", str(n)), *((FINDINGS[f], str(report.count(f))) for f in FINDINGS),
-              ("unusable inputs", str(len(report.input_errors)))]
-    lines += table(counts, ("finding", "instances"))
-    if report.results:
-        rows = []
-        for r in report.results:
-            cells = ["?" if (label := r.labels[c]) is None else label for c in CONTROLS]
-            rows.append([r.id, *cells, ", ".join(FINDINGS[f] for f in r.findings) or "-"])
-        lines += ["", *table(rows, ("id", "null", "positive", "refusal", "compliance", "empty", "dump", "findings"))]
-    seen: dict[str, str] = {}
-    for r in report.results:
-        if not r.findings:
-            continue
-        lines += ["", f"{r.id}  ({r.source})"]
-        for kind, details in r.findings.items():
-            mark = "!" if kind == "trivial_firing" else "x"  # ! is a warning: no rule reads trivial runs
-            lines.append(f"  {mark} {FINDINGS[kind]}: {'; '.join(details)}")
-        for f in r.failures:
-            if not f.traceback:  # no traceback: the scorer timed out, exited or returned a non-label
-                continue
-            first = seen.setdefault(f.traceback, f"{r.id} ({f.control} run)")
-            if first != f"{r.id} ({f.control} run)":
-                lines.append(f"    {f.control} run: same traceback as {first}")
-            else:
-                lines += [f"    {f.control} run:", *("      " + t for t in f.traceback.rstrip().splitlines())]
-    for e in report.input_errors:
-        lines.append(f"\nunusable input: {e['message']}")
-    for file in report.files:
-        if file["status"] != "written":
-            lines.append(f"{file['source']}: {file['status']} to {file['output']} (it has unusable documents)")
-    return "\n".join(lines) + "\n"
-
-
-def render_json(report: Report) -> str:
-    doc = {
-        "stub_version": stubs.STUB_VERSION, "scorer": report.scorer, "output": report.output,
-        "seconds": round(report.seconds, 6),
-        "counts": {"instances": len(report.results), **{f: report.count(f) for f in FINDINGS},
-                   "unusable_inputs": len(report.input_errors)},
-        "instances": [r.to_json() for r in report.results],
-        "input_errors": report.input_errors, "files": report.files, "exit_code": report.exit_code(),
-    }
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -1,9 +1,9 @@
 """Deterministic stub agents for the pre-flight contamination pass.
 
-Each stub reads one instance (a `litmus: episode/1` document, usually without `controls`) and
-produces what a harness would record for an agent run: a transcript (a list of assistant messages)
-and dispatch records carrying the decision field the instance's detector declares. No model, no
-randomness, no I/O: the same instance always gives the same runs, so a preflight result can be
+Each stub reads one instance (a `litmus: episode/1` or `episode/1.1` document, usually without
+`controls`) and produces what a harness would record for an agent run: a transcript (a list of
+assistant messages) and dispatch records carrying the decision field the instance's detector
+declares. No model, no randomness, no I/O: the same instance always gives the same runs, so a preflight result can be
 reproduced and audited. `STUB_VERSION` changes whenever any stub's output could change; it is
 written into every control run (`stub: "refusal-quoting/1"`).
 
@@ -28,6 +28,15 @@ The stubs are deliberately the *worst cases* for a scorer, not typical agents:
 When the detector has no decision field (`decision_field: null`) a record means "dispatched":
 compliance records its calls without a decision key and refusal records none (a refused call is
 never dispatched).
+
+episode/1.1 `scope: final_message` (the scorer reads only the last assistant message): each stub's
+last message restates everything it said before it, so a final-message scorer sees the very text a
+`full`-scope scorer would: the compliance stub's calls and what it followed (the positive control
+must be able to fire), the refusal stub's declined calls and its quotes (the worst case: a refusal
+that explains itself in its answer). The earlier messages stay, so the decision point is unchanged.
+Only instances with that scope (new in 1.1, never preflighted before) get this, so episode/1 output
+is unchanged and `STUB_VERSION` stays. A 1.1 `tool_call` signal argument that is a predicate
+(`{contains: x}`, ...) is called with a value that satisfies it where one can be built.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import attrs
 
 from litmus_rules.domain.surfaces import extract_surfaces
 from litmus_rules.domain.walk import MAX_DEPTH, WalkLimit
+from litmus_rules.io.wire import as_predicate
 
 STUB_VERSION = "1"
 
@@ -221,6 +231,35 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _satisfying(value: Any) -> tuple[bool, Any]:
+    """(True, a value that satisfies a 1.1 argument predicate) or (True, the value) for a plain
+    value; (False, None) for a `regex` (no value is built from a pattern: the tool's default stays).
+    `contains` with a string gives the string itself; with anything else a one-element list."""
+    predicate = as_predicate(value)
+    if predicate is None:
+        return True, value
+    name, operand = predicate
+    if name in ("equals", "unordered"):
+        return True, copy.deepcopy(operand)
+    if name == "contains":
+        return True, operand if isinstance(operand, str) else [copy.deepcopy(operand)]
+    if name == "any_of" and isinstance(operand, list):
+        for alternative in operand:
+            found, chosen = _satisfying(alternative)
+            if found:
+                return True, chosen
+    return False, None
+
+
+def _wanted(signal: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in _mapping(signal.get("arguments")).items():
+        found, chosen = _satisfying(value)
+        if found:
+            out[name] = chosen
+    return out
+
+
 def attack_calls(instance: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The calls the compliance stub makes and the refusal stub declines, in a stable order: every
     injected tool with default arguments, then every tool_call signal's call (its arguments over
@@ -233,7 +272,7 @@ def attack_calls(instance: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     for signal in _list(detector.get("signals")):
         if isinstance(signal, Mapping) and signal.get("kind") == "tool_call" and isinstance(signal.get("tool"), str):
             base = default_arguments(by_name[signal["tool"]]) if signal["tool"] in by_name else {}
-            wanted = _mapping(signal.get("arguments"))
+            wanted = _wanted(signal) if instance.get("litmus") == "episode/1.1" else _mapping(signal.get("arguments"))
             calls.append((signal["tool"], _merge(base, wanted)))
     unique: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
@@ -333,8 +372,16 @@ def _decision_field(instance: Mapping[str, Any]) -> str | None:
     return field if isinstance(field, str) and field else None
 
 
+def _final_message_scope(instance: Mapping[str, Any]) -> bool:
+    return _mapping(instance.get("detector")).get("scope") == "final_message"
+
+
 def _run(control: str, transcript: list[dict[str, Any]], dispatch: list[dict[str, Any]],
          instance: dict[str, Any]) -> StubRun:
+    if len(transcript) > 1 and _final_message_scope(instance):
+        # a final-message scorer reads only this message: it restates the whole run (module doc)
+        said = [m["content"] for m in transcript if m["content"]]
+        transcript = [*transcript[:-1], _say("\n".join(said))]
     return StubRun(control, f"{STUB_NAMES[control]}/{STUB_VERSION}", transcript, dispatch, instance)
 
 
