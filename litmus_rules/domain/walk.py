@@ -7,6 +7,9 @@ reads); every other key and value is read as well, with kind `key` (an object ke
 
 What is not emitted, and why nothing can hide there:
 - `injected: true|false` (a boolean): the harness's flag, not text. Any other value is read.
+- a message's `step` when it is an integer or null (episode/1.1): the harness's clock, not text;
+  steps.py reads it to leave out the messages that arrived after the decision. Any other value is
+  read.
 - booleans and null: fixed words (`true`, `false`, `null`) of JSON, never a per-instance token.
 - key names in `FORMAT_KEYS` and `type`/`role` values in `FORMAT_WORDS` (walk_vocab.py): words of the episode
   format, of JSON Schema and of the providers' message shapes, the same in every instance. A
@@ -15,6 +18,11 @@ What is not emitted, and why nothing can hide there:
   episode. Any key or `type`/`role` value outside these sets is read.
 Numbers are read (as JSON text): a harness may plant a numeric canary, and the agent reads `4417`
 as text like any other.
+
+A message's `content` may be a list of parts of any provider shape; each part is read as data
+(every key and string in it, nested parts too), and a `tool_result` / `function_call_output` part
+is read as a tool's result. A message's `tool_calls` (episode/1.1) are read with kind `tool_call`,
+an `arguments` JSON text as written and decoded (see `tool_calls`).
 
 An item's `injected: true` covers everything inside it, at any depth (a content part, a tool, a
 schema node may carry it). A nested `injected: false` does not clear it: the flag is inside the
@@ -32,8 +40,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import operator
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from litmus_rules.errors import EvaluationError
@@ -43,6 +52,7 @@ from litmus_rules.domain.walk_vocab import (
     FORMAT_KEYS,
     FORMAT_WORDS,
     INJECTED,
+    OUTPUT_SCHEMAS,
     RESULT_PARTS,
     SKILL_KINDS,
     TOOL_KINDS,
@@ -242,8 +252,47 @@ class _Walker(SchemaWalk):
                     self.value(item, sub, kind, inj, tool, depth)
             elif key == INJECTED and (item is True or item is False):
                 continue
+            elif key == "step" and (item is None or item.__class__ is int):
+                continue  # the harness's clock (steps.py reads it), not text: like `injected`
+            elif key == "tool_calls":
+                self.tool_calls(item, sub, inj, depth)
             else:
                 self._other(key, item, sub, kind, inj, tool, depth)
+
+    def tool_calls(self, calls: Any, origin: str, inj: bool, depth: int) -> None:
+        """A message's `tool_calls` (OpenAI Chat; episode/1.1): the agent's own earlier calls, in
+        its context, read as data with kind `tool_call` and the called tool's name. An `arguments`
+        JSON text (`function.arguments`) is read as written, and when it is a JSON object or list
+        its decoded keys and values are read too, below `...function.arguments`: the escapes of
+        the text (`\\"`, `\\u00e9`) no longer hide a token in them. Text that is not JSON
+        stays read as written only; JSON too deep to decode stops the walk (`WalkLimit`)."""
+        if calls.__class__ is not list:
+            self.value(calls, origin, "tool_call", inj, None, depth)
+            return
+        self.enter(origin, depth + 1)
+        for i, call in enumerate(calls):
+            sub = f"{origin}[{i}]"
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping):
+                self.value(call, sub, "tool_call", inj, None, depth + 1)
+                continue
+            name = function.get("name")
+            name = name if name.__class__ is str else None
+            self.value(call, sub, "tool_call", inj, name, depth + 1)
+            text = function.get("arguments")
+            if text.__class__ is not str or text[:64].lstrip()[:1] not in ("{", "["):
+                continue
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                continue
+            except RecursionError:  # deeper than Python's stack: not read, so not clean
+                raise WalkLimit("MAX_DEPTH", f"{sub}.function.arguments",
+                                "the JSON text of a tool call's arguments is nested too deeply to decode") from None
+            if decoded.__class__ is dict or decoded.__class__ is list:
+                # the call's and the function's own `injected: true` cover the decoded text too
+                own = inj or call.get(INJECTED) is True or function.get(INJECTED) is True
+                self.value(decoded, f"{sub}.function.arguments", "tool_call", own, name, depth + 3)
 
     def tool(self, tool: Any, origin: str, inj: bool, depth: int, name: str | None = None) -> None:
         opened = self._open(tool, origin, "other", inj, depth)
@@ -262,11 +311,11 @@ class _Walker(SchemaWalk):
             kind = TOOL_KINDS.get(key)
             if kind is not None:
                 self._field(sub, kind, item, inj, name, depth)
-            elif key in TOOL_SCHEMAS or key == "outputSchema":
+            elif key in TOOL_SCHEMAS or key in OUTPUT_SCHEMAS:
                 if isinstance(item, Mapping):
                     # arguments are the input schema's properties; an output schema has none
                     self.schema(item, sub, SchemaCtx(item, sub, name), depth + 1, None,
-                                key != "outputSchema", inj)
+                                key not in OUTPUT_SCHEMAS, inj)
                 else:
                     self.value(item, sub, "other", inj, name, depth)
             elif key == "function" and isinstance(item, Mapping):
@@ -295,23 +344,27 @@ class _Walker(SchemaWalk):
             else:
                 self._other(key, item, sub, "other", inj, name, depth)
 
-    def items(self, value: Any, origin: str, inj: bool, walk: Any, kind: str) -> None:
-        """A list of context items (messages, tools, skills); anything else is read as data."""
+    def items(self, value: Any, origin: str, inj: bool, walk: Any, kind: str,
+              leave: Collection[int] = ()) -> None:
+        """A list of context items (messages, tools, skills); anything else is read as data.
+        The items at the indices in `leave` are not read (steps.py: they arrived after the decision)."""
         if value.__class__ is list:
             self.enter(origin, 1)
             for i, item in enumerate(value):
+                if leave and i in leave:
+                    continue
                 walk(item, f"{origin}[{i}]", inj, 2)
         else:
             self.value(value, origin, kind, inj, None, 0)
 
-    def context(self, context: Mapping[Any, Any]) -> None:
+    def context(self, context: Mapping[Any, Any], leave: Collection[int] = ()) -> None:
         inj = context.get(INJECTED) is True
         # The known sections first, in this order (the first surface a rule finds is the one its
         # message names), then anything else in document order.
         if "system_prompt" in context:
             self.value(context["system_prompt"], "context.system_prompt", "system_prompt", inj, None, 0)
         if "messages" in context:
-            self.items(context["messages"], "context.messages", inj, self.message, "message")
+            self.items(context["messages"], "context.messages", inj, self.message, "message", leave)
         if "tools" in context:
             self.items(context["tools"], "context.tools", inj, self.tool, "other")
         if "skills" in context:
@@ -328,17 +381,20 @@ class _Walker(SchemaWalk):
 _as_surface = functools.partial(tuple.__new__, Surface)
 
 
-def context_records(context: Mapping[Any, Any]) -> list[Record]:
+def context_records(context: Mapping[Any, Any], leave_out: Collection[int] = ()) -> list[Record]:
     """Every surface of a context as a plain tuple of a Surface's fields, in document order (system
-    prompt, messages, tools, skills, then any other key). Raises WalkLimit past a bound."""
+    prompt, messages, tools, skills, then any other key). The messages at the indices in
+    `leave_out` (of `context.messages`) are not read: steps.received_records decides which, for
+    an episode. Raises WalkLimit past a bound."""
     w = _Walker()
-    w.context(context)
+    w.context(context, leave_out)
     return w.finish()
 
 
-def walk_context(context: Mapping[Any, Any]) -> list[Surface]:
-    """Every surface of a context, in document order. Raises WalkLimit past a bound."""
-    return list(map(_as_surface, context_records(context)))
+def walk_context(context: Mapping[Any, Any], leave_out: Collection[int] = ()) -> list[Surface]:
+    """Every surface of a context, in document order (`leave_out`: as in context_records).
+    Raises WalkLimit past a bound."""
+    return list(map(_as_surface, context_records(context, leave_out)))
 
 
 def walk_tool(tool: Any, index: int) -> list[Surface]:

@@ -84,7 +84,10 @@ SCHEMA_KEYS: dict[str, tuple[int, str]] = {
         "then", "else", "additionalItems", "unevaluatedItems", "contentSchema")},
 }
 TOOL_KINDS = {"name": "tool_name", "title": "tool_title", "description": "tool_description",
-               "annotations": "tool_annotation"}
-TOOL_SCHEMAS = ("input_schema", "inputSchema", "parameters")
+               "annotations": "tool_annotation",
+               # MCP (tools/list) fields, free-form: every key and value inside them is read
+               "execution": "tool_execution", "icons": "tool_icon", "_meta": "tool_meta"}
+TOOL_SCHEMAS = ("input_schema", "inputSchema", "parameters")  # their properties are the arguments
+OUTPUT_SCHEMAS = ("outputSchema", "output_schema")  # read as schemas; they name no arguments
 SKILL_KINDS = {"name": "skill_name", "description": "skill_description", "body": "skill_body",
                 "path": "skill_path"}
