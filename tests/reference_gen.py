@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from litmus_rules import load_rules_text
 from litmus_rules.engine.ruleset import RuleSet
 from litmus_rules.lang.evaluate import Env
-from litmus_rules.lang.evaluate.reference import Outcome, Reference
+from litmus_rules.domain.environment import Reference
+from litmus_rules.lang.evaluate.reference import Outcome
 from litmus_rules.lang.trace import RuleTrace
 from litmus_rules.lang.evaluate import truth
 from litmus_rules.lang.values import UNKNOWN, EvalFailure

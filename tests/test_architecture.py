@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import litmus_rules
@@ -63,3 +66,12 @@ def test_only_the_command_line_modules_print() -> None:
         if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "print" for n in ast.walk(tree)):
             printers.add(path.relative_to(PACKAGE).parts[0])
     assert printers <= {"cli"}
+
+
+def test_the_layer_contracts_hold() -> None:
+    # import-linter reads its contracts from pyproject.toml: the layers the README describes
+    lint_imports = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([lint_imports, "--no-cache"], cwd=repo, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout

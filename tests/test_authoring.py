@@ -10,7 +10,8 @@ import pytest
 import litmus_rules
 from litmus_rules.authoring import lint as authoring
 from litmus_rules._resources import default_rules_dir
-from litmus_rules.authoring.lint import STYLE_CODES, Knowledge, lint_path
+from litmus_rules.authoring.evidence import Evidence as Knowledge
+from litmus_rules.authoring.lint import STYLE_CODES, lint_path
 from litmus_rules.lang.checker import CODES
 from litmus_rules.cli import main
 from litmus_rules.lang.syntax import parse, parse_expression

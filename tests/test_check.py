@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from litmus_rules import RuleCheckError, load_rules_text
-from litmus_rules.lang.checker import check
+from litmus_rules.domain.environment import check
 from litmus_rules.lang.syntax import parse
 
 HEAD = 'ruleset t version "1"\n'

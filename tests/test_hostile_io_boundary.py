@@ -17,8 +17,9 @@ from litmus_rules.engine import batch
 from litmus_rules.engine.batch import RulesSpec, check_inputs
 from litmus_rules.engine.ruleset import RuleSet
 from litmus_rules.io.load import Unit
+from litmus_rules.render.text import render_verdict
 
-SPEC = RulesSpec(None, {}, "fails", want_text=True)
+SPEC = RulesSpec(None, {}, "fails", want_text=True, render_text=render_verdict)
 _EVALUATE_UNIT = batch._evaluate_unit
 _EVALUATE = RuleSet.evaluate
 

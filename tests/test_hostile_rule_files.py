@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import litmus_rules
-from litmus_rules.engine import ruleset as engine
+from litmus_rules.engine import stages as engine
 from litmus_rules.cli import main
 from litmus_rules.errors import LitmusConfigError
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 from litmus_rules.engine.batch import Outcome, RulesSpec, check_inputs
+from litmus_rules.render.text import render_verdict
 from litmus_rules.engine.ruleset import RuleSet, load_rules
 from litmus_rules.engine.verdict import ERROR, REJECTED
 from litmus_rules.errors import LitmusError
@@ -57,7 +58,7 @@ def load(args: argparse.Namespace) -> RuleSet:
 
 
 def spec(args: argparse.Namespace, explain: str, want_text: bool) -> RulesSpec:
-    return RulesSpec(args.rules, parse_params(args.param or ()), explain, want_text)
+    return RulesSpec(args.rules, parse_params(args.param or ()), explain, want_text, render_verdict)
 
 
 def rule_paths(args: argparse.Namespace) -> list[Path]:

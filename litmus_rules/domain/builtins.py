@@ -1,136 +1,28 @@
-"""Built-in functions of the rule language: each declared once, read by the checker and the evaluator.
+"""The domain's built-in functions: transcripts, leaks, collisions, tool calls and names.
 
-A built-in receives known values only: when an argument is unknown the evaluator returns unknown
-without calling it (unless `sees_unknown` is set). Implementations raise EvalFailure for values of
-the wrong shape; the evaluator turns that into a fail-closed reject.
+They register into the domain's table, built on the language's general built-ins
+(lang/builtins.py, which also states the contract of a built-in); domain/environment.py makes the
+environment the engine checks and evaluates rules in from this table.
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable, Mapping, Sequence
+import functools
+from typing import Any, Callable, Mapping
 
 import attrs
 
+from litmus_rules.cache import BoundedCache
+from litmus_rules.lang import builtins as lang_builtins
 from litmus_rules.lang import types as t
-from litmus_rules.lang.values import UNKNOWN, EvalFailure, type_name
+from litmus_rules.lang.builtins import Builtin, Param, registrar, text_cost
+from litmus_rules.lang.builtins import need as _need
+from litmus_rules.lang.values import UNKNOWN, EvalFailure, Found, type_name
 
-
-_REQUIRED: Any = type("_Required", (), {"__repr__": lambda self: "<required>"})()
-
-
-@attrs.frozen
-class Param:
-    name: str
-    type: t.T
-    default: Any = _REQUIRED
-
-    @property
-    def required(self) -> bool:
-        return self.default is _REQUIRED
-
-
-@attrs.frozen
-class Builtin:
-    name: str
-    params: tuple[Param, ...]
-    returns: t.T
-    impl: Callable[..., Any]
-    doc: str
-    sees_unknown: bool = False
-    # Work units charged to the evaluation budget for one call, from its arguments.
-    cost: Callable[[Sequence[Any]], int] | None = None
-
-
-REGISTRY: dict[str, Builtin] = {}
-
-
-def builtin(
-    name: str,
-    params: Sequence[Param],
-    returns: t.T,
-    doc: str,
-    *,
-    sees_unknown: bool = False,
-    cost: Callable[[Sequence[Any]], int] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        REGISTRY[name] = Builtin(name, tuple(params), returns, fn, doc, sees_unknown, cost)
-        return fn
-
-    return register
-
-
-def text_cost(args: Sequence[Any]) -> int:
-    """Built-ins that scan text pay one unit per 64 characters they read."""
-    return 1 + sum(len(a) // 64 for a in args if isinstance(a, str))
-
-
-def _need(value: Any, kind: type | tuple[type, ...], what: str, fn: str) -> None:
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise EvalFailure(f"`{fn}` expects {what}, got {type_name(value)}")
-
-
-# ---- general ---------------------------------------------------------------------------------------
-
-
-@builtin("len", [Param("value", t.ANY)], t.NUM, "Length of a string, list or object.")
-def _len(value: Any) -> int:
-    _need(value, (str, list, dict), "a string, list or object", "len")
-    return len(value)
-
-
-@builtin("lower", [Param("text", t.STR)], t.STR, "Lower-cased text (Unicode case folding is `normalize`).")
-def _lower(text: Any) -> str:
-    _need(text, str, "a string", "lower")
-    return str(text).lower()
-
-
-@builtin("starts_with", [Param("text", t.STR), Param("prefix", t.STR)], t.BOOL, "Does the text start with the prefix?")
-def _starts_with(text: Any, prefix: Any) -> bool:
-    _need(text, str, "a string", "starts_with")
-    _need(prefix, str, "a string", "starts_with")
-    return bool(text.startswith(prefix))
-
-
-@builtin("ends_with", [Param("text", t.STR), Param("suffix", t.STR)], t.BOOL, "Does the text end with the suffix?")
-def _ends_with(text: Any, suffix: Any) -> bool:
-    _need(text, str, "a string", "ends_with")
-    _need(suffix, str, "a string", "ends_with")
-    return bool(text.endswith(suffix))
-
-
-@builtin(
-    "default",
-    [Param("value", t.ANY), Param("fallback", t.ANY)],
-    t.ANY,
-    "The value, or the fallback when the value is unknown (a missing fact). Use only where the "
-    "episode format defines a default: it turns missing evidence into a chosen value.",
-    sees_unknown=True,
-)
-def _default(value: Any, fallback: Any) -> Any:
-    return fallback if value is UNKNOWN else value
-
-
-@builtin(
-    "known",
-    [Param("value", t.ANY)],
-    t.BOOL,
-    "True when the value is known (the fact is present), false when it is missing. Never unknown.",
-    sees_unknown=True,
-)
-def _known(value: Any) -> bool:
-    return value is not UNKNOWN
-
-
-@builtin("unique", [Param("values", t.list_of(t.ANY))], t.list_of(t.ANY), "The distinct values, in first-seen order.")
-def _unique(values: Any) -> list[Any]:
-    _need(values, list, "a list", "unique")
-    out: list[Any] = []
-    for v in values:
-        if v not in out:
-            out.append(v)
-    return out
+# The language's general built-ins, then the domain's (in this order: the order of `rules info`).
+REGISTRY: dict[str, Builtin] = dict(lang_builtins.REGISTRY)
+builtin = registrar(REGISTRY)
 
 
 @builtin(
@@ -152,38 +44,6 @@ def _matches(text: Any, pattern: Any, flags: Any = ()) -> Any:
         raise EvalFailure(str(exc)) from None
 
 
-def signature(b: Builtin) -> str:
-    def one(p: Param) -> str:
-        return f"{p.name}: {p.type.describe()}" + ("" if p.required else f" = {p.default!r}")
-
-    return f"{b.name}({', '.join(one(p) for p in b.params)}) -> {b.returns.describe()}"
-
-
-def bind_arguments(
-    b: Builtin, positional: Sequence[Any], keywords: Mapping[str, Any]
-) -> list[Any] | str:
-    """Arguments in declaration order, or a message saying what is wrong with the call."""
-    if len(positional) > len(b.params):
-        return f"`{b.name}` takes at most {len(b.params)} argument(s), got {len(positional)}"
-    bound: dict[str, Any] = {p.name: a for p, a in zip(b.params, positional)}
-    names = [p.name for p in b.params]
-    for key, value in keywords.items():
-        if key not in names:
-            return f"`{b.name}` has no parameter `{key}` (parameters: {', '.join(names)})"
-        if key in bound:
-            return f"`{b.name}` got `{key}` twice"
-        bound[key] = value
-    out = []
-    for p in b.params:
-        if p.name in bound:
-            out.append(bound[p.name])
-        elif p.required:
-            return f"`{b.name}` is missing its argument `{p.name}`"
-        else:
-            out.append(p.default)
-    return out
-
-
 # ---- domain: transcripts, leaks and collisions -----------------------------------------------------
 # The matching itself lives in `normalize.py` and `matching.py`; these wrappers give it to rules.
 
@@ -194,8 +54,6 @@ SIGNAL = t.obj({}, closed=False)
 
 
 def _found(witness: Any) -> Any:
-    from litmus_rules.lang.evaluate import Found
-
     if witness is None or witness is False:
         return False
     return Found(witness.to_fact() if hasattr(witness, "to_fact") else witness)
@@ -294,17 +152,20 @@ class _SurfaceTexts:
     cost: int
 
 
-# The last few lists read, with their texts: a call's cost reads its list, then the call does,
-# then the next call over the same list (rule values are never changed in place; the length and
-# end elements are compared all the same). A list held here is never another list at the same id.
-_recent_texts: tuple[tuple[list[Any], int, Any, Any, _SurfaceTexts], ...] = ()
+# The last few lists read, with their texts (a RuleSet's cache, keyed by the list's id): a call's
+# cost reads its list, then the call does, then the next call over the same list (rule values are
+# never changed in place; the length and end elements are compared all the same).
+RECENT_SURFACE_LISTS = 4
+Recent = BoundedCache[tuple[list[Any], int, Any, Any, _SurfaceTexts]]
 
 
-def _surface_texts(surfaces: Any) -> _SurfaceTexts:
-    global _recent_texts
-    for held, size, first, last, known in _recent_texts:
-        if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
-            return known
+def _surface_texts(surfaces: Any, recent: Recent | None = None) -> _SurfaceTexts:
+    if recent is not None and isinstance(surfaces, list):
+        hit = recent.get(id(surfaces))
+        if hit is not None:
+            held, size, first, last, known = hit
+            if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
+                return known
     texts: list[str] = []
     owners: list[int] = []
     unknown: list[int] = []
@@ -329,9 +190,9 @@ def _surface_texts(surfaces: Any) -> _SurfaceTexts:
     # what one call of `collides` or `leaks` per text charges (less the token's length)
     cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
     found = _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
-    if isinstance(surfaces, list):
+    if recent is not None and isinstance(surfaces, list):
         ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
-        _recent_texts = ((surfaces, len(surfaces), *ends, found), *_recent_texts[:3])
+        recent.put(id(surfaces), (surfaces, len(surfaces), *ends, found))
     return found
 
 
@@ -340,7 +201,8 @@ def _a(name: str) -> str:
 
 
 def _strongest_surface(fn: str, surfaces: Any, known: bool,
-                       search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any]) -> Any:
+                       search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any],
+                       recent: Recent | None, haystacks: BoundedCache[Any] | None) -> Any:
     """The strongest witness `search` finds (witnesses.py: ranked, with each surface's `origin`
     and `injected`), decided as `any t in surfaces: <per-text built-in>(..., t.text)` would be
     (see _SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
@@ -352,7 +214,7 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
     if surfaces is UNKNOWN or surfaces is None:
         return UNKNOWN
     _need(surfaces, list, "a list of surfaces", fn)
-    st = _surface_texts(surfaces)
+    st = _surface_texts(surfaces, recent)
     if not known:
         if st.hard is not None:
             raise EvalFailure(f"`{fn}`: {st.hard[1]}")
@@ -369,7 +231,15 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
         return flags[0]
 
     try:
-        found = search(texts, injected) if texts else None
+        if not texts:
+            found = None
+        elif haystacks is not None:
+            from litmus_rules.domain.joined import using_haystacks
+
+            with using_haystacks(haystacks):
+                found = search(texts, injected)
+        else:
+            found = search(texts, injected)
     except LimitUnknown as exc:  # a form of one text could not be derived: unknown, not false
         index = getattr(exc, "index", None)
         origin = surfaces[st.owners[index]].get("origin") if index is not None else None
@@ -393,17 +263,17 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
     "strongest witness (verbatim before decoded, injected surfaces first), with the surface's "
     "`origin` and `injected`, and `witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the token
-    cost=lambda args: _surface_texts(args[1]).cost + 4 * len(_surface_texts(args[1]).texts) * (
-        len(args[0]) // 64 if isinstance(args[0], str) else 0),
+    cost=lambda args, recent=None: _surface_texts(args[1], recent).cost + 4 * len(
+        _surface_texts(args[1], recent).texts) * (len(args[0]) // 64 if isinstance(args[0], str) else 0),
 )
-def _leak(token: Any, surfaces: Any) -> Any:
+def _leak(token: Any, surfaces: Any, *, recent: Recent | None = None, haystacks: BoundedCache[Any] | None = None) -> Any:
     from litmus_rules.domain.witnesses import ranked_leaks
 
     def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
         _need(token, str, "a string", "leak")
         return ranked_leaks(token, texts, injected)
 
-    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search)
+    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search, recent, haystacks)
 
 
 @builtin(
@@ -416,9 +286,10 @@ def _leak(token: Any, surfaces: Any) -> Any:
     "partial, injected surfaces first), with the surface's `origin` and `injected`, and "
     "`witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the signal
-    cost=lambda args: _surface_texts(args[1]).cost,
+    cost=lambda args, recent=None: _surface_texts(args[1], recent).cost,
 )
-def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF) -> Any:
+def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF, *,
+               recent: Recent | None = None, haystacks: BoundedCache[Any] | None = None) -> Any:
     from litmus_rules.domain.matching import RegexUnknown
     from litmus_rules.domain.witnesses import ranked_collisions
 
@@ -431,7 +302,7 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = 
             raise EvalFailure(str(exc)) from None
 
     known = signal is not UNKNOWN and min_len is not UNKNOWN and common_zipf is not UNKNOWN
-    return _strongest_surface("collision", surfaces, known, search)
+    return _strongest_surface("collision", surfaces, known, search, recent, haystacks)
 
 
 @builtin(
@@ -527,3 +398,19 @@ def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
         return False
     searched = "as a canary, anywhere" if anywhere else "as a name, at identifier boundaries"
     return _found({**witness.to_fact(), "searched": searched})
+
+
+# The built-ins that keep per-episode work in caches their RuleSet owns.
+_CACHED = ("leak", "collision")
+
+
+def with_caches(table: Mapping[str, Builtin], recent: Recent, haystacks: BoundedCache[Any]) -> dict[str, Builtin]:
+    """The table, with the built-ins that cache work bound to these caches (a RuleSet's)."""
+    out = dict(table)
+    for name in _CACHED:
+        b = out.get(name)
+        if b is None or b.impl not in (_leak, _collision):  # replaced (a test's stand-in): as it is
+            continue
+        cost = functools.partial(b.cost, recent=recent) if b.cost is not None else None
+        out[name] = attrs.evolve(b, impl=functools.partial(b.impl, recent=recent, haystacks=haystacks), cost=cost)
+    return out

@@ -1,4 +1,4 @@
-"""The fact schema: which names a rule can read, and their types.
+"""The fact schema: which names a rule can read, and their types; and the derived facts.
 
 Facts are the episode's own fields (typed by the episode JSON Schema shipped in the package) plus
 *derived facts* the engine computes once per episode on first use (surfaces, batch facts).
@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-import attrs
-
-from litmus_rules.lang import types as t
 from litmus_rules._resources import episode_schema_path
-
-
-@attrs.frozen
-class Derived:
-    name: str
-    type: t.T
-    compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]  # (episode, batch context) -> value
-    doc: str
-    # Why `compute` gave unknown on this episode (a limit, with where it stopped), for the
-    # insufficient-evidence message; None when it did not, or when there is nothing to add.
-    why_unknown: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None
+from litmus_rules.cache import BoundedCache
+from litmus_rules.lang import types as t
+from litmus_rules.lang.environment import Derived
 
 
 SURFACE = t.obj(
@@ -41,15 +30,17 @@ SURFACE = t.obj(
 SHARED_CANARY = t.obj({"value": t.STR, "other_ids": t.list_of(t.STR)})
 
 
-# The last few contexts whose walk stopped at a limit, with why: the message of a reject is built
-# right after the fact was derived, and a hostile context is not walked twice for it.
-_stopped: tuple[tuple[Any, str], ...] = ()
+# The last few contexts whose walk stopped at a limit, with why (a RuleSet's cache, keyed by the
+# context's id): the message of a reject is built right after the fact was derived, and a hostile
+# context is not walked twice for it.
+STOPPED_ENTRIES = 2
 
 
-def _surfaces(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
+def _surfaces(
+    episode: Mapping[str, Any], batch: Mapping[str, Any], stopped: BoundedCache[tuple[Any, str]] | None = None
+) -> Any:
     """The surfaces as facts; unknown when the walk stopped at a limit (text it did not read is
     never clean) or when there is no context."""
-    global _stopped
     from litmus_rules.lang.values import UNKNOWN
     from litmus_rules.domain.walk import WalkLimit, context_records
 
@@ -59,7 +50,8 @@ def _surfaces(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
     try:
         found = context_records(context)
     except WalkLimit as exc:
-        _stopped = ((context, str(exc)), *_stopped[:1])
+        if stopped is not None:
+            stopped.put(id(context), (context, str(exc)))
         return UNKNOWN
     # a dict literal per surface: the rules read fields of plain dicts
     return [
@@ -68,15 +60,17 @@ def _surfaces(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
     ]
 
 
-def _surfaces_unknown(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> str | None:
+def _surfaces_unknown(
+    episode: Mapping[str, Any], batch: Mapping[str, Any], stopped: BoundedCache[tuple[Any, str]] | None = None
+) -> str | None:
     from litmus_rules.domain.walk import WalkLimit, walk_context
 
     context = episode.get("context")
     if not isinstance(context, Mapping):
         return None  # a missing context is its own missing fact
-    for held, note in _stopped:
-        if held is context:
-            return note
+    held = stopped.get(id(context)) if stopped is not None else None
+    if held is not None and held[0] is context:
+        return held[1]
     try:
         walk_context(context)
     except WalkLimit as exc:
@@ -100,25 +94,33 @@ def _shared_canaries(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> An
     return out
 
 
-DERIVED: dict[str, Derived] = {
-    d.name: d
-    for d in (
-        Derived(
-            "surfaces",
-            t.list_of(SURFACE),
-            _surfaces,
-            "every text the agent receives: each string value and object key under `context`, at any "
-            "depth; unknown when a limit stops the walk",
-            _surfaces_unknown,
-        ),
-        Derived(
-            "shared_canaries",
-            t.list_of(SHARED_CANARY),
-            _shared_canaries,
-            "this episode's canary values that other episodes of the same batch also use",
-        ),
-    )
-}
+def derived_facts(stopped: BoundedCache[tuple[Any, str]] | None = None) -> dict[str, Derived]:
+    """The derived facts; `stopped` (owned by a RuleSet) remembers why recent walks stopped."""
+    bind = functools.partial
+    return {
+        d.name: d
+        for d in (
+            Derived(
+                "surfaces",
+                t.list_of(SURFACE),
+                bind(_surfaces, stopped=stopped) if stopped is not None else _surfaces,
+                "every text the agent receives: each string value and object key under `context`, at any "
+                "depth; unknown when a limit stops the walk",
+                bind(_surfaces_unknown, stopped=stopped) if stopped is not None else _surfaces_unknown,
+            ),
+            Derived(
+                "shared_canaries",
+                t.list_of(SHARED_CANARY),
+                _shared_canaries,
+                "this episode's canary values that other episodes of the same batch also use",
+            ),
+        )
+    }
+
+
+# The derived facts' names and types, and for calls outside any RuleSet (which builds its own,
+# with a cache it owns: domain/environment.py).
+DERIVED: dict[str, Derived] = derived_facts(BoundedCache(STOPPED_ENTRIES))
 
 
 @functools.lru_cache(maxsize=1)
@@ -129,7 +131,7 @@ def episode_schema() -> Mapping[str, Any]:
 
 
 class FactSchema:
-    """Types of the names a rule can read at top level."""
+    """Types of the names a rule can read at top level (the environment's `RootTypes`)."""
 
     def __init__(self, schema: Mapping[str, Any] | None = None) -> None:
         self.schema = schema if schema is not None else episode_schema()

@@ -36,17 +36,18 @@ superset.
 from __future__ import annotations
 
 import bisect
-import collections
+import contextlib
+import contextvars
 import functools
 import itertools
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 import re2
 
+from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import (
     _B64_RUN,
     _ENCODED_RUN_HINT,
@@ -429,37 +430,41 @@ def _one_by_one(texts: Sequence[str], indices: Iterable[int],
             yield i, found
 
 
-class _HaystackCache:
-    """LRU of texts -> Haystack, bounded by entries and by the bytes held. A cache: an evicted
-    haystack is built again when asked for."""
+# Recent haystacks (texts -> Haystack), bounded by entries and by the bytes held, so that a long
+# batch's memory stays flat. A RuleSet owns the cache its evaluations use and hands it to the
+# searches through `using_haystacks` (the built-ins `leak` and `collision` do); `_haystacks` serves
+# searches made outside any evaluation (direct library calls).
+HAYSTACK_ENTRIES = 16
+HAYSTACK_BYTES = 16 << 20
 
-    MAX_ENTRIES = 16
-    MAX_BYTES = 16 << 20  # bounded so a long batch's memory stays flat
 
-    def __init__(self) -> None:
-        self._data: collections.OrderedDict[tuple[str, ...], Haystack] = collections.OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, texts: tuple[str, ...]) -> Haystack:
-        with self._lock:
-            hit = self._data.get(texts)
-            if hit is not None:
-                self._data.move_to_end(texts)
-                return hit
-        made = Haystack(texts)
-        with self._lock:
-            if texts not in self._data:
-                self._data[texts] = made
-                self._bytes += made.size
-                while len(self._data) > 1 and (len(self._data) > self.MAX_ENTRIES
-                                               or self._bytes > self.MAX_BYTES):
-                    _, dropped = self._data.popitem(last=False)
-                    self._bytes -= dropped.size
-        return made
+def _HaystackCache() -> BoundedCache[Haystack]:  # noqa: N802 - named as the class it once was
+    return BoundedCache(HAYSTACK_ENTRIES, HAYSTACK_BYTES)
 
 
 _haystacks = _HaystackCache()
+_current_haystacks: contextvars.ContextVar[BoundedCache[Haystack] | None] = contextvars.ContextVar(
+    "litmus_haystacks", default=None
+)
+
+
+@contextlib.contextmanager
+def using_haystacks(cache: BoundedCache[Haystack]) -> Iterator[None]:
+    """Searches inside this block keep their haystacks in `cache` (a RuleSet's)."""
+    token = _current_haystacks.set(cache)
+    try:
+        yield
+    finally:
+        _current_haystacks.reset(token)
+
+
+def _haystack(texts: tuple[str, ...]) -> Haystack:
+    cache = _current_haystacks.get()
+    if cache is None:
+        cache = _haystacks
+    return cache.get_or_make(texts, lambda: Haystack(texts), lambda h: h.size)
+
+
 _MISSING: Any = object()
 
 
@@ -475,7 +480,7 @@ def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable
     texts = texts if isinstance(texts, tuple) else tuple(texts)
     if not texts:
         return None
-    hay = _haystacks.get(texts)
+    hay = _haystack(texts)
     result = hay.results.get(key, _MISSING)
     if result is _MISSING:
         result = hay.first(probe(), test)
@@ -499,7 +504,7 @@ def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callab
     texts = texts if isinstance(texts, tuple) else tuple(texts)
     if not texts:
         return ()
-    hay = _haystacks.get(texts)
+    hay = _haystack(texts)
     result = hay.results.get(key, _MISSING)
     if result is _MISSING:
         found: list[tuple[int, W]] = []

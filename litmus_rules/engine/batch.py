@@ -23,7 +23,6 @@ from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError, describe_fault
 from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
-from litmus_rules.render.text import render_verdict
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
 
 T = TypeVar("T")
@@ -40,6 +39,9 @@ class RulesSpec:
     params: Mapping[str, Any]
     explain: str
     want_text: bool
+    # How a verdict becomes text in the worker (`render.text.render_verdict`, given by the caller:
+    # the engine sits below the renderers). A module-level function, so that it pickles.
+    render_text: Callable[[Verdict, str], str] | None = None
 
 
 @attrs.frozen
@@ -60,7 +62,7 @@ _MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR mess
 
 
 def _outcome(v: Verdict, spec: RulesSpec) -> Outcome:
-    text = render_verdict(v, spec.explain) if spec.want_text else None
+    text = spec.render_text(v, spec.explain) if spec.want_text and spec.render_text is not None else None
     return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(), text)
 
 

@@ -1,4 +1,6 @@
-"""Load-time checker: every name, fact path and call in a ruleset, checked against the fact schema.
+"""Load-time checker: every name, fact path and call in a ruleset, checked against the environment
+(its root fact types and built-ins, lang/environment.py). It keeps the type of every node it typed
+(`Checker.types`) for the passes after it.
 
 Collects every diagnostic (it never stops at the first), sorted by location and capped. Codes are
 stable; tests assert codes, not wording. Messages follow one house style: lowercase, no final
@@ -12,13 +14,13 @@ from typing import Iterable, Sequence
 
 import attrs
 
+from litmus_rules.errors import Diagnostic
 from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
-from litmus_rules.domain.builtins import REGISTRY, Builtin, bind_arguments, signature
+from litmus_rules.lang.builtins import Builtin, bind_arguments, signature
+from litmus_rules.lang.environment import Environment
 from litmus_rules import diagnostics
 from litmus_rules.diagnostics import code_for
-from litmus_rules.errors import Diagnostic
-from litmus_rules.domain.facts import FactSchema
 from litmus_rules.source import Span
 
 MAX_DIAGNOSTICS = 100
@@ -60,15 +62,19 @@ class _Scope:
 
 
 class Checker:
-    def __init__(self, ruleset: ast.RuleSet, facts: FactSchema, params: dict[str, object] | None = None) -> None:
+    def __init__(self, ruleset: ast.RuleSet, environment: Environment) -> None:
         self.rs = ruleset
-        self.facts = facts
+        self.environment = environment
+        self.facts = environment.roots
+        self.builtins = environment.builtins
         self.diags: list[Diagnostic] = []
         self.lets = {let.name: let for let in ruleset.lets}
         self.params = {p.name: p for p in ruleset.params}
         self.let_types: dict[str, t.T] = {}
         self._in_progress: list[str] = []
         self.used: set[str] = set()
+        # id(node) -> the type inferred for it: kept for the passes after the checker (lints, coverage)
+        self.types: dict[int, t.T] = {}
 
     def report(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
         self.diags.append(Diagnostic(code, CODES[code][0], message, span, help))
@@ -210,7 +216,19 @@ class Checker:
         if not typ.may_be("boolean"):
             self.report("L207", f"{what} must be true or false, but this is a {typ.describe()}", expr.span)
 
-    def _infer(self, e: ast.Expr, scope: _Scope) -> t.T:  # noqa: C901 - one branch per node type
+    def annotate(self, expr: ast.Expr) -> t.T:
+        """Type an expression outside the ruleset as a condition of it; its diagnostics are dropped."""
+        before = len(self.diags)
+        typ = self._infer(expr, _Scope({}))
+        del self.diags[before:]
+        return typ
+
+    def _infer(self, e: ast.Expr, scope: _Scope) -> t.T:
+        typ = self._type(e, scope)
+        self.types[id(e)] = typ
+        return typ
+
+    def _type(self, e: ast.Expr, scope: _Scope) -> t.T:  # noqa: C901 - one branch per node type
         if isinstance(e, ast.Literal):
             return literal_type(e.value)
         if isinstance(e, ast.ListExpr):
@@ -329,14 +347,14 @@ class Checker:
     def _call(self, e: ast.Call, scope: _Scope) -> t.T:
         arg_types = [self._infer(a, scope) for a in e.args]
         kw_types = {k: self._infer(v, scope) for k, v in e.kwargs}
-        fn: Builtin | None = REGISTRY.get(e.func)
+        fn: Builtin | None = self.builtins.get(e.func)
         if fn is None:
-            guess = _suggest(e.func, REGISTRY)
+            guess = _suggest(e.func, self.builtins)
             self.report(
                 "L203",
                 f"unknown function `{e.func}`",
                 e.span,
-                f"did you mean `{guess}`?" if guess else "functions: " + ", ".join(sorted(REGISTRY)),
+                f"did you mean `{guess}`?" if guess else "functions: " + ", ".join(sorted(self.builtins)),
             )
             return t.ANY
         bound = bind_arguments(fn, arg_types, kw_types)
@@ -441,6 +459,6 @@ def _compatible(actual: t.T, expected: t.T) -> bool:
     return bool(actual.kinds & expected.kinds)
 
 
-def check(ruleset: ast.RuleSet, facts: FactSchema | None = None) -> list[Diagnostic]:
-    """Every diagnostic for the ruleset, sorted by location."""
-    return Checker(ruleset, facts or FactSchema()).run()
+def check(ruleset: ast.RuleSet, environment: Environment) -> list[Diagnostic]:
+    """Every diagnostic for the ruleset in the environment, sorted by location."""
+    return Checker(ruleset, environment).run()

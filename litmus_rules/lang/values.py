@@ -1,4 +1,5 @@
-"""Runtime values beyond plain JSON: the *unknown* of three-valued logic, and evaluation failures."""
+"""Runtime values beyond plain JSON: the *unknown* of three-valued logic, a built-in's witness
+(`Found`), and evaluation failures."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ class _Unknown:
 
 
 UNKNOWN: Any = _Unknown()
+
+
+class Found(dict[str, Any]):
+    """A built-in predicate's witness: truthy in conditions, and shown in full in traces."""
 
 
 class EvalFailure(Exception):

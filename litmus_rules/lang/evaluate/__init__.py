@@ -8,6 +8,7 @@ or imports the parser or checker.
 """
 
 from litmus_rules.lang.evaluate._compiler import Compiler
-from litmus_rules.lang.evaluate._runtime import DEFAULT_BUDGET, UNBOUND, Env, Fn, Found, truth
+from litmus_rules.lang.evaluate._runtime import DEFAULT_BUDGET, UNBOUND, Env, Fn, truth
+from litmus_rules.lang.values import Found
 
 __all__ = ["DEFAULT_BUDGET", "UNBOUND", "Compiler", "Env", "Fn", "Found", "truth"]

@@ -4,24 +4,29 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from litmus_rules.errors import LitmusError
 from litmus_rules.lang import ast
-from litmus_rules.domain.builtins import REGISTRY, bind_arguments
+from litmus_rules.lang.builtins import bind_arguments
+from litmus_rules.lang.environment import Environment
 from litmus_rules.lang.evaluate._loops import LoopCompiler
 from litmus_rules.lang.evaluate._runtime import _UNSET, Env, Fn, _field_of, _member, _order, _strict_eq, grown, truth
-from litmus_rules.domain.facts import DERIVED
-from litmus_rules.errors import LitmusError
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, type_name
+
 
 class Compiler(LoopCompiler):
     """AST -> closures. One instance per ruleset and mode (fast or recording)."""
 
     def __init__(
         self,
+        environment: Environment,
         params: Mapping[str, Any],
         let_index: Mapping[str, int],
         recording: bool,
         _slot_counter: list[int] | None = None,
     ) -> None:
+        self.environment = environment
+        self.builtins = environment.builtins
+        self.derived = environment.derived
         self.params = params
         self.let_index = let_index
         self.recording = recording
@@ -36,7 +41,7 @@ class Compiler(LoopCompiler):
         # element that decided: a trace shows the witness, and costs one body evaluation per loop.
         self.twin: Compiler | None = None
         if recording:
-            self.twin = Compiler(params, let_index, False, self._slot_counter)
+            self.twin = Compiler(environment, params, let_index, False, self._slot_counter)
             self.twin.let_fns = self.let_fns
 
     @property
@@ -147,8 +152,10 @@ class Compiler(LoopCompiler):
         if name in self.params:
             value = self.params[name]
             return lambda env: value
-        if name in DERIVED:
-            return lambda env: env.derive(name)
+        derived = self.derived.get(name)
+        if derived is not None:
+            compute = derived.compute
+            return lambda env: env.derive(name, compute)
         return lambda env: env.facts.get(name, UNKNOWN)
 
     def _path(self, e: ast.Expr, scope: dict[str, int]) -> Fn | None:
@@ -203,7 +210,7 @@ class Compiler(LoopCompiler):
         return get
 
     def _is_fact(self, name: str, scope: dict[str, int]) -> bool:
-        return not (name in scope or name in self.let_index or name in self.params or name in DERIVED)
+        return not (name in scope or name in self.let_index or name in self.params or name in self.derived)
 
     def _fact_path(self, root: str, keys: list[str], e: ast.Expr) -> Fn:
         def fact_path(env: Env) -> Any:
@@ -352,7 +359,7 @@ class Compiler(LoopCompiler):
         return arith
 
     def _call(self, e: ast.Call, scope: dict[str, int]) -> Fn:
-        fn = REGISTRY[e.func]
+        fn = self.builtins[e.func]
         bound = bind_arguments(fn, list(e.args), dict(e.kwargs))
         assert not isinstance(bound, str)  # the checker guarantees a well-formed call
         args = [self.compile(a, scope) if _is_node(a) else (lambda env, a=a: a) for a in bound]

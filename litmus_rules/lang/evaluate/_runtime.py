@@ -6,18 +6,13 @@ from typing import Any, Callable, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang import values
-from litmus_rules.domain.facts import DERIVED
-from litmus_rules.lang.values import UNKNOWN, BudgetExceeded, EvalFailure, ValueTooLarge, type_name
+from litmus_rules.lang.values import UNKNOWN, BudgetExceeded, EvalFailure, Found, ValueTooLarge, type_name
 
 Fn = Callable[["Env"], Any]
 
 DEFAULT_BUDGET = 20_000_000
 _UNSET: Any = object()
 UNBOUND: Any = object()
-
-
-class Found(dict[str, Any]):
-    """A built-in predicate's witness: truthy in conditions, and shown in full in traces."""
 
 
 class Env:
@@ -41,11 +36,12 @@ class Env:
         if self.budget < 0:
             raise BudgetExceeded("evaluation budget exceeded: the rules did more work than allowed on this episode")
 
-    def derive(self, name: str) -> Any:
+    def derive(self, name: str, compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]) -> Any:
+        """A derived fact (the environment's `Derived.compute`), computed once per evaluation."""
         value = self.derived.get(name, _UNSET)
         if value is _UNSET:
             try:
-                value = DERIVED[name].compute(self.facts, self.batch)
+                value = compute(self.facts, self.batch)
             except EvalFailure:
                 raise
             except Exception as exc:  # a derived fact must never crash the engine: fail closed

@@ -6,7 +6,7 @@ evidence, or an evaluation error with its message) and the missing fact paths. T
 tests and the compliance suite hold the compiled paths to it. It is not tuned, and it does not count
 the cost budget. Use it to check the meaning of a rule by hand:
 
-    reference_condition(ruleset_ast, params, condition, facts)
+    reference_condition(ruleset_ast, params, condition, facts, environment=...)
 
 The semantics, in one place:
 - Evaluation is left to right. An evaluation error propagates at the point it is reached, unless a
@@ -30,12 +30,12 @@ from typing import Any, Mapping
 
 import attrs
 
-from litmus_rules.lang import ast
-from litmus_rules.domain.builtins import REGISTRY, bind_arguments
 from litmus_rules.errors import LitmusError
-from litmus_rules.lang.evaluate._runtime import Found, _strict_eq
-from litmus_rules.domain.facts import DERIVED
-from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, type_name
+from litmus_rules.lang import ast
+from litmus_rules.lang.builtins import bind_arguments
+from litmus_rules.lang.environment import Environment
+from litmus_rules.lang.evaluate._runtime import _strict_eq
+from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, Found, type_name
 
 
 @attrs.frozen
@@ -88,8 +88,11 @@ class Reference:
         params: Mapping[str, Any],
         facts: Mapping[str, Any],
         batch: Mapping[str, Any] | None = None,
+        *,
+        environment: Environment,
     ) -> None:
         self.lets, self.params, self.facts, self.batch = lets, params, facts, batch or {}
+        self.environment = environment
 
     # ---- entry points ------------------------------------------------------------------------------
 
@@ -196,9 +199,10 @@ class Reference:
             return self.eval(self.lets[name].expr, {}), name, True
         if name in self.params:
             return self.params[name], name, False
-        if name in DERIVED:
+        derived = self.environment.derived.get(name)
+        if derived is not None:
             try:
-                value = DERIVED[name].compute(self.facts, self.batch)
+                value = derived.compute(self.facts, self.batch)
             except EvalFailure as exc:
                 raise RefError(exc.message) from None
             except Exception as exc:
@@ -264,7 +268,7 @@ class Reference:
         return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[e.op]
 
     def _call(self, e: ast.Call, env: Mapping[str, _Var]) -> Any:
-        fn = REGISTRY[e.func]
+        fn = self.environment.builtins[e.func]
         bound = bind_arguments(fn, list(e.args), dict(e.kwargs))
         assert not isinstance(bound, str)
         # an argument left out is its default value, not a node
@@ -384,9 +388,12 @@ def reference_condition(
     condition: ast.Expr,
     facts: Mapping[str, Any],
     batch: Mapping[str, Any] | None = None,
+    *,
+    environment: Environment,
 ) -> Outcome:
     """Evaluate one condition of a checked ruleset on one episode, the slow and plain way."""
-    return Reference({let.name: let for let in tree.lets}, params, facts, batch).condition(condition)
+    lets = {let.name: let for let in tree.lets}
+    return Reference(lets, params, facts, batch, environment=environment).condition(condition)
 
 
 __all__ = ["Outcome", "Reference", "RefError", "Unknown", "reference_condition"]

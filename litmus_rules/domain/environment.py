@@ -1,0 +1,48 @@
+"""THE environment the engine checks, compiles and evaluates rules in: the domain's built-ins, the
+episode's fact schema and the derived facts, with the caches their work keeps (lang/environment.py
+says what an environment is).
+
+Each call of `build_environment` makes fresh caches: a RuleSet builds one and so owns its state.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from litmus_rules.cache import BoundedCache
+from litmus_rules.domain import builtins, facts, joined
+from litmus_rules.errors import Diagnostic
+from litmus_rules.lang import ast
+from litmus_rules.lang.checker import Checker
+from litmus_rules.lang.environment import Environment
+from litmus_rules.lang.evaluate.reference import Reference as _Reference
+
+
+def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
+    """The domain environment, with caches of its own (read from the built-in table now, so a
+    built-in replaced in `builtins.REGISTRY` is the one the next ruleset uses)."""
+    recent: builtins.Recent = BoundedCache(builtins.RECENT_SURFACE_LISTS)
+    stopped: BoundedCache[tuple[Any, str]] = BoundedCache(facts.STOPPED_ENTRIES)
+    return Environment(
+        builtins.with_caches(builtins.REGISTRY, recent, joined._HaystackCache()),
+        facts.FactSchema(schema),
+        facts.derived_facts(stopped),
+    )
+
+
+def check(tree: ast.RuleSet) -> list[Diagnostic]:
+    """Every checker diagnostic of a ruleset in the domain environment, sorted by location."""
+    return Checker(tree, build_environment()).run()
+
+
+class Reference(_Reference):
+    """The reference evaluator (lang/evaluate/reference.py) in the domain environment."""
+
+    def __init__(
+        self,
+        lets: Mapping[str, ast.Let],
+        params: Mapping[str, Any],
+        facts: Mapping[str, Any],
+        batch: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(lets, params, facts, batch, environment=build_environment())
