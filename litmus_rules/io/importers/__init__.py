@@ -61,7 +61,7 @@ BAD_RECORD = diagnostics.code_for("import-bad-record")
 INVALID_EPISODE = diagnostics.code_for("import-invalid-episode")
 NOT_RECORDED = diagnostics.code_for("import-fact-not-recorded")
 UNREADABLE = diagnostics.code_for("unreadable-input")
-MAX_CACHED_TEXT = 256 * 1024  # a subtree larger than this (as JSON) is validated each time, not kept
+MAX_CACHED_TEXT = 64 * 1024  # a subtree larger than this (as JSON) is validated each time, not kept by value
 MAX_DETECTOR_FILE = 2**20  # a detector fragment is small; a bigger file is a mistake (a whole log)
 # The order keys are written in: the order of docs/format.md, so imported files read the same way.
 _KEY_ORDER = ("litmus", "id", "benchmark", "run", "context", "detector", "canaries", "provenance",
@@ -235,32 +235,34 @@ _PLACEHOLDER: dict[tuple[str, ...], Any] = {("detector",): {"channel": "dispatch
 
 class _Validated:
     """Subtrees already validated at a place of `_SHARED`, by identity (the object is kept alive,
-    so that its id is not reused by another object while it is here) and by value (canonical JSON:
+    so that its id is not reused by another object while it is here) and by value (its JSON text:
     every exchange of a chat log repeats its `tools`, every episode the same detector and notes).
     At most `size` entries, least recently used dropped. Importers never change what they yielded."""
 
-    def __init__(self, size: int = 512) -> None:
+    def __init__(self, size: int = 256) -> None:
         self.size = size
         self.items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
-    def _keys(self, path: tuple[str, ...], obj: Any) -> list[tuple[Any, ...]]:
-        keys: list[tuple[Any, ...]] = [(path, id(obj))]
-        text = json.dumps(obj, sort_keys=True, default=repr)
-        if len(text) <= MAX_CACHED_TEXT:
-            keys.append((path, text))
-        return keys
+    def seen(self, path: tuple[str, ...], obj: Any) -> tuple[bool, str | None]:
+        """(validated already, the JSON text when it had to be computed)."""
+        key: tuple[Any, ...] = (path, id(obj))
+        if self.items.get(key) is obj:
+            self.items.move_to_end(key)
+            return True, None
+        text = json.dumps(obj, default=repr)
+        if len(text) <= MAX_CACHED_TEXT and (path, text) in self.items:
+            self.items.move_to_end((path, text))
+            self._put((path, id(obj)), obj)
+            return True, text
+        return False, text
 
-    def seen(self, path: tuple[str, ...], obj: Any) -> bool:
-        for key in self._keys(path, obj):
-            found = self.items.get(key)
-            if found is obj or (isinstance(key[1], str) and found is not None):
-                self.items.move_to_end(key)
-                return True
-        return False
+    def add(self, path: tuple[str, ...], obj: Any, text: str | None) -> None:
+        self._put((path, id(obj)), obj)
+        if text is not None and len(text) <= MAX_CACHED_TEXT:
+            self._put((path, text), obj)
 
-    def add(self, path: tuple[str, ...], obj: Any) -> None:
-        for key in self._keys(path, obj):
-            self.items[key] = obj
+    def _put(self, key: tuple[Any, ...], obj: Any) -> None:
+        self.items[key] = obj
         while len(self.items) > self.size:
             self.items.popitem(last=False)
 
@@ -279,15 +281,20 @@ def _replaced(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[st
 
 def _schema_error(episode: dict[str, Any], source: str, cache: _Validated | None) -> Any:
     skeleton = episode
-    shared = [(p, v) for p in _SHARED if isinstance(v := _at(episode, p), (list, dict))]
-    if cache is not None:
-        for path, value in shared:
-            if cache.seen(path, value):
-                skeleton = _replaced(skeleton, path, _PLACEHOLDER.get(path, type(value)()))
+    fresh: list[tuple[tuple[str, ...], Any, str | None]] = []
+    for path in _SHARED:
+        value = _at(episode, path)
+        if not isinstance(value, (list, dict)):
+            continue
+        known, text = cache.seen(path, value) if cache is not None else (False, None)
+        if known:
+            skeleton = _replaced(skeleton, path, _PLACEHOLDER.get(path, type(value)()))
+        else:
+            fresh.append((path, value, text))
     error = validate_episode(skeleton, source=source)
     if error is None and cache is not None:
-        for path, value in shared:
-            cache.add(path, value)
+        for path, value, text in fresh:
+            cache.add(path, value, text)
     return error
 
 
