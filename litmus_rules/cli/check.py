@@ -26,7 +26,9 @@ from litmus_rules.cli._common import (
     stoppable,
     write,
 )
+from litmus_rules.cli.import_ import add_import_options, imported_outcomes
 from litmus_rules.engine.batch import Outcome
+from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
 from litmus_rules.render.json import json_line, render_json
 from litmus_rules.render.text import render_summary
@@ -80,7 +82,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     complete = False
 
     with stoppable(), tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
-        found = outcomes(args, ruleset, rules_spec, tmp)
+        if args.from_format is not None:  # import on the fly (cli/import_.py), then check as any input
+            found = imported_outcomes(args, ruleset, rules_spec, tmp)
+        elif args.detector or args.run or args.option:
+            raise LitmusConfigError("--detector, --run and --option apply to imported inputs: add --from FORMAT")
+        else:
+            found = outcomes(args, ruleset, rules_spec, tmp)
 
         def tracked() -> Iterator[Outcome]:
             nonlocal complete
@@ -131,4 +138,7 @@ def register(sub: Any) -> None:
     check.add_argument(
         "--jobs", type=int, metavar="N", help="worker processes (default: all cores for inputs over 2 MiB, else 1)"
     )
+    check.add_argument("--from", dest="from_format", metavar="FORMAT",
+                       help="the inputs are a harness's own files: import them first (see `litmus-rules import`)")
+    add_import_options(check)
     check.set_defaults(func=cmd_check)
