@@ -206,6 +206,12 @@ def _bytes(n: int) -> str:
     return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
 
 
+def parse_yaml_text(source: str, text: str) -> Iterator[LoadedEpisode]:
+    """The YAML documents of `text`, read as episodes are (safe, JSON-shaped, located errors) but not
+    validated: for importers reading YAML that is not an episode (SKILL.md frontmatter)."""
+    return _yaml_docs(source, text, check=False)
+
+
 def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
     """A YAML stream, one document at a time. The parser builds nodes (with marks) anyway, so the
     node is kept while its document is checked: an error's line costs no second parse."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from litmus_rules.io.importers._common import unknown
 from litmus_rules.io.importers._contract import Imported, Options, Problem
-from litmus_rules.io.load import _yaml_docs  # the loader's safe, JSON-shaped YAML reading
+from litmus_rules.io.load import parse_yaml_text  # the loader's safe, JSON-shaped YAML reading
 
 NAME = "skills"
 VERSION = "1"
@@ -67,7 +67,7 @@ def frontmatter(text: str, source: str) -> tuple[dict[str, Any] | None, str | No
     end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() in ("---", "...")), None)
     if end is None:
         return None, "the frontmatter is not closed by a `---` line"
-    docs = list(_yaml_docs(source, "\n".join(lines[1:end]), check=False))
+    docs = list(parse_yaml_text(source, "\n".join(lines[1:end])))
     if len(docs) != 1 or docs[0].error is not None or docs[0].data is None:
         why = docs[0].error.message if docs and docs[0].error is not None else "not one YAML mapping"
         return None, f"the frontmatter is not valid YAML: {why}"
