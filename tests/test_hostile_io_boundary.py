@@ -69,17 +69,15 @@ def test_an_exception_while_evaluating_one_episode_is_its_error(
         assert outcome.json["source"] == f"{path}:{line}" and outcome.text and outcome.text.startswith("ERROR")
 
 
-def test_a_verdict_that_does_not_render_is_its_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = batch.render_verdict
-
+def test_a_verdict_that_does_not_render_is_its_error(tmp_path: Path) -> None:
     def render(v: Any, explain: str = "fails") -> str:
         if v.id == "poison":
             raise UnicodeError("cannot render")
-        return real(v, explain)
+        return render_verdict(v, explain)
 
-    monkeypatch.setattr(batch, "render_verdict", render)
     path = jsonl(tmp_path / "b.jsonl", "a", "poison", "b")
-    got = list(check_inputs(load_rules(), SPEC, [str(path)], jobs=1))
+    spec = RulesSpec(None, {}, "fails", want_text=True, render_text=render)
+    got = list(check_inputs(load_rules(), spec, [str(path)], jobs=1))
     assert [(o.id, o.verdict) for o in got] == [("a", "SCORED"), ("poison", "ERROR"), ("b", "SCORED")]
     assert "rendering" in got[1].json["reasons"][0]["message"]
 
