@@ -70,7 +70,7 @@ class Evidence:
             if e.name in self.params:
                 return False, t.ANY, False
             if e.name in self.derived:
-                return False, self.derived[e.name].type, True
+                return False, self._type(e), True  # derived facts are always computed
             return e.name not in self.required, self._type(e), True
         if isinstance(e, ast.Field):
             unknown, base, reads = self._info(e.obj, scope)
