@@ -245,7 +245,7 @@ def test_catastrophic_regex_is_linear_with_re2() -> None:
     started = time.perf_counter()
     assert regex_search(r"(a+)+$", text) is None
     assert collides({"id": "r", "kind": "regex", "value": r"(a+)+$"}, text) is None
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 10.0  # a watchdog for exponential blow-up, not a speed target
 
 
 @pytest.mark.parametrize("pattern", [r"(a|aa)+\1b", r"(a+)+\1b", r"^(a+)+(?=b)"])
@@ -256,7 +256,7 @@ def test_backtracking_regex_times_out_as_unknown(pattern: str) -> None:
         regex_search(pattern, text)
     with pytest.raises(RegexUnknown):
         collides({"id": "r", "kind": "regex", "value": pattern}, text)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 10.0  # a watchdog for exponential blow-up, not a speed target
     assert issubclass(RegexUnknown, EvaluationError)
 
 
