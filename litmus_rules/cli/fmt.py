@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from litmus_rules.authoring import lint as authoring
+from litmus_rules.authoring import fmt as formatter
+from litmus_rules.engine.stages import find as discover_rule_files
 from litmus_rules.cli._common import EXIT_FAIL, EXIT_MISUSE, EXIT_OK, PATHS_HELP, fail, guarded, rule_paths
 
 
@@ -31,22 +32,22 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def cmd_fmt(args: argparse.Namespace) -> int:
     if args.paths == ["-"]:
-        result = authoring.format_source(sys.stdin.read(), "<stdin>")
+        result = formatter.format_source(sys.stdin.read(), "<stdin>")
         if result.error is not None:
             print(result.error.render(), file=sys.stderr)
             return EXIT_MISUSE
         assert result.formatted is not None
         if args.diff:
-            sys.stdout.write(authoring.unified_diff(result))
+            sys.stdout.write(formatter.unified_diff(result))
         elif not args.check:
             sys.stdout.write(result.formatted)
         return EXIT_FAIL if (args.check or args.diff) and result.changed else EXIT_OK
-    files = [f for p in rule_paths(args) for f in authoring.discover_rule_files(p, include_tests=True)]
+    files = [f for p in rule_paths(args) for f in discover_rule_files(p, include_tests=True)]
     if not files:
         return fail("no `*.litmus` files found")
     changed = broken = 0
     for file in files:
-        result = authoring.format_file(file)
+        result = formatter.format_file(file)
         if result.error is not None:
             print(result.error.render(), file=sys.stderr)
             broken += 1
@@ -55,7 +56,7 @@ def cmd_fmt(args: argparse.Namespace) -> int:
             continue
         changed += 1
         if args.diff:
-            sys.stdout.write(authoring.unified_diff(result))
+            sys.stdout.write(formatter.unified_diff(result))
         elif args.check:
             print(f"would reformat {result.path}")
         else:
