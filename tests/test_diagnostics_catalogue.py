@@ -16,7 +16,7 @@ from litmus_rules.errors import Diagnostic
 from litmus_rules.lang.checker import CODES
 
 PACKAGE = Path(litmus_rules.__file__).resolve().parent
-ROOT = PACKAGE.parent
+ROOT = Path(__file__).resolve().parents[1]  # the checkout: docs are not installed with the package
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 CODE = re.compile(r"^L[1-7]\d\d$")
 # which stages may report in each range: L1xx syntax, L2xx check, L3xx input, L4xx style, L6xx evaluation, L7xx config
