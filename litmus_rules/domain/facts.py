@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from litmus_rules._resources import episode_schema_path
 from litmus_rules.cache import BoundedCache
+from litmus_rules.domain import unknowns
 from litmus_rules.lang import types as t
 from litmus_rules.lang.environment import Derived
 
@@ -30,8 +31,10 @@ SURFACE = t.obj(
 SHARED_CANARY = t.obj({"value": t.STR, "other_ids": t.list_of(t.STR)})
 
 
-# The last few contexts whose walk stopped at a limit, with why (a RuleSet's cache, keyed by the
-# context's id): the message of a reject is built right after the fact was derived, and a hostile
+LEFT_OUT = t.obj({"origin": t.STR, "step": t.NUM})
+
+# The last few episodes whose walk stopped at a limit, with why (a RuleSet's cache, keyed by the
+# episode's id): the message of a reject is built right after the fact was derived, and a hostile
 # context is not walked twice for it.
 STOPPED_ENTRIES = 2
 
@@ -42,16 +45,20 @@ def _surfaces(
     """The surfaces as facts; unknown when the walk stopped at a limit (text it did not read is
     never clean) or when there is no context."""
     from litmus_rules.lang.values import UNKNOWN
-    from litmus_rules.domain.walk import WalkLimit, context_records
+    from litmus_rules.domain.walk import WalkLimit
+    from litmus_rules.domain.steps import received_records
 
-    context = episode.get("context")
-    if not isinstance(context, Mapping):
+    # the episode as given: a declared unknown inside `context` (an absent system prompt, an
+    # `injected` flag the importer could not tell) leaves the text that is there received text, so
+    # what a rule finds in it stays found; steps.py keeps a message whose `step` is declared unknown
+    episode = unknowns.original(episode)
+    if not isinstance(episode.get("context"), Mapping):
         return UNKNOWN
     try:
-        found = context_records(context)
+        found = received_records(episode)
     except WalkLimit as exc:
         if stopped is not None:
-            stopped.put(id(context), (context, str(exc)))
+            stopped.put(id(episode), (episode, str(exc)))
         return UNKNOWN
     # a dict literal per surface: the rules read fields of plain dicts
     return [
@@ -63,22 +70,47 @@ def _surfaces(
 def _surfaces_unknown(
     episode: Mapping[str, Any], batch: Mapping[str, Any], stopped: BoundedCache[tuple[Any, str]] | None = None
 ) -> str | None:
-    from litmus_rules.domain.walk import WalkLimit, walk_context
+    from litmus_rules.domain.walk import WalkLimit
+    from litmus_rules.domain.steps import received_records
 
-    context = episode.get("context")
-    if not isinstance(context, Mapping):
+    episode = unknowns.original(episode)
+    if not isinstance(episode.get("context"), Mapping):
         return None  # a missing context is its own missing fact
-    held = stopped.get(id(context)) if stopped is not None else None
-    if held is not None and held[0] is context:
+    held = stopped.get(id(episode)) if stopped is not None else None
+    if held is not None and held[0] is episode:
         return held[1]
     try:
-        walk_context(context)
+        received_records(episode)
     except WalkLimit as exc:
         return str(exc)
     return None
 
 
+def _left_out(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
+    from litmus_rules.domain.steps import left_out
+
+    return [{"origin": m.origin, "step": m.step} for m in left_out(unknowns.original(episode))]
+
+
+def _declared_canaries(episode: Mapping[str, Any]) -> unknowns.Declared | None:
+    """The first declared unknown at, above or below `/canaries`."""
+    episode = unknowns.original(episode)
+    if not episode.get("unknowns"):
+        return None
+    return next((e for e in unknowns.declared(episode) if unknowns.related(e, ("canaries",))), None)
+
+
+def _shared_canaries_unknown(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> str | None:
+    declared = _declared_canaries(episode)
+    return None if declared is None else unknowns.quote(declared)
+
+
 def _shared_canaries(episode: Mapping[str, Any], batch: Mapping[str, Any]) -> Any:
+    from litmus_rules.lang.values import UNKNOWN
+
+    if _declared_canaries(episode) is not None:
+        return UNKNOWN  # declared canaries are not known canaries, nor are their owners
+    episode = unknowns.original(episode)
     owners: Mapping[str, list[str]] = batch.get("canary_owners", {})
     me = episode.get("id")
     out = []
@@ -104,15 +136,25 @@ def derived_facts(stopped: BoundedCache[tuple[Any, str]] | None = None) -> dict[
                 "surfaces",
                 t.list_of(SURFACE),
                 bind(_surfaces, stopped=stopped) if stopped is not None else _surfaces,
-                "every text the agent receives: each string value and object key under `context`, at any "
-                "depth; unknown when a limit stops the walk",
+                "every text the agent receives before deciding: each string value and object key under "
+                "`context`, at any depth; messages stamped after `episode.decision_step` are left out (see "
+                "`left_out`); unknown when a limit stops the walk",
                 bind(_surfaces_unknown, stopped=stopped) if stopped is not None else _surfaces_unknown,
+            ),
+            Derived(
+                "left_out",
+                t.list_of(LEFT_OUT),
+                _left_out,
+                "context messages left out of `surfaces` because they are stamped (`step`) after "
+                "`episode.decision_step`: what arrived after the agent decided",
             ),
             Derived(
                 "shared_canaries",
                 t.list_of(SHARED_CANARY),
                 _shared_canaries,
-                "this episode's canary values that other episodes of the same batch also use",
+                "this episode's canary values that other episodes of the same batch also use; unknown "
+                "when `canaries` is declared unknown",
+                _shared_canaries_unknown,
             ),
         )
     }
@@ -123,9 +165,15 @@ def derived_facts(stopped: BoundedCache[tuple[Any, str]] | None = None) -> dict[
 DERIVED: dict[str, Derived] = derived_facts(BoundedCache(STOPPED_ENTRIES))
 
 
+# The rules are checked against the newest format: episode/1.1 is a superset of episode/1, so every
+# episode/1 path keeps its type and the 1.1 paths (`run`, `unknowns`, `detector.scorer`, `state`,
+# ...) are known too, with did-you-mean.
+FACT_SCHEMA_VERSION = "episode/1.1"
+
+
 @functools.lru_cache(maxsize=1)
 def episode_schema() -> Mapping[str, Any]:
-    with open(episode_schema_path(), encoding="utf-8") as fh:
+    with open(episode_schema_path(FACT_SCHEMA_VERSION), encoding="utf-8") as fh:
         schema: Mapping[str, Any] = json.load(fh)
     return schema
 

@@ -22,6 +22,7 @@ from litmus_rules.lang import ast
 from litmus_rules.lang.checker import PARAM_TYPES
 from litmus_rules.lang.evaluate import DEFAULT_BUDGET, UNBOUND, Env, Found, truth
 from litmus_rules.lang.trace import RuleTrace
+from litmus_rules.domain import steps, unknowns
 from litmus_rules.domain.regexes import regex_budget
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 
@@ -52,6 +53,10 @@ class RuleSet:
         # (fast closure, the condition value that lets the episode pass, rule) for the hot loop
         self._hot_rules = [(c.fast, c.node.mode == "unless", c) for c in self._rules]  # type: ignore[union-attr]
         self._classifiers = program.classifiers
+        # the rules whose condition or message reads `surfaces` (through lets too): their reasons
+        # say which context messages the surfaces left out (episode/1.1 steps)
+        self._surface_rules = self._reading(tree, "surfaces")
+        self._left_out = self._derived.get("left_out") if self.reads("surfaces") else None
 
     @property
     def name(self) -> str:
@@ -68,6 +73,29 @@ class RuleSet:
     def reads(self, name: str) -> bool:
         """Does any rule, let or cell mention this name (a fact, say `shared_canaries`)?"""
         return name in self._names
+
+    @staticmethod
+    def _reading(tree: ast.RuleSet, fact: str) -> frozenset[str]:
+        """The names of the rules that read `fact`, directly or through lets."""
+        lets = {item.name: ast.names(item.expr) for item in tree.items if isinstance(item, ast.Let)}
+        reading: set[str] = set()
+        changed = True
+        while changed:  # lets that read it, to a fixed point (lets may use lets)
+            changed = False
+            for name, uses in lets.items():
+                if name not in reading and (fact in uses or uses & reading):
+                    reading.add(name)
+                    changed = True
+        out = set()
+        for item in tree.items:
+            if isinstance(item, ast.Rule):
+                exprs = [item.condition]
+                if item.message is not None:
+                    exprs.extend(p.expr for p in item.message.parts if isinstance(p, ast.Placeholder))
+                uses = set().union(*(ast.names(e) for e in exprs))
+                if fact in uses or uses & reading:
+                    out.add(item.name)
+        return frozenset(out)
 
     @staticmethod
     def _mentioned(tree: ast.RuleSet) -> frozenset[str]:
@@ -114,8 +142,8 @@ class RuleSet:
             )
         episode_id = episode.get("id") if is_mapping else None
         try:
-            if validate:  # the io stage, before the episode reaches the rules
-                problem = stages.validate(episode, source or "<episode>")
+            if validate:  # the io stage, before the episode reaches the rules (as files get it)
+                episode, problem = stages.validate(episode, source or "<episode>")
                 if problem is not None:
                     return self._invalid(problem, episode_id, source)
             with regex_budget():  # each regex's cumulative time limit spans one evaluation
@@ -140,7 +168,9 @@ class RuleSet:
         source: str | None,
     ) -> Verdict:
         batch = batch if batch is not None else {}  # a batch of one: no canary is shared
-        fast = Env(episode, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
+        # facts the producer declared unknown are absent to the rules (domain/unknowns.py)
+        facts = unknowns.mask(episode) if episode.get("unknowns") else episode
+        fast = Env(facts, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
         reasons: list[Reason] = []
         passed: list[RuleTrace] = []
         for fn, passing, compiled in self._hot_rules:
@@ -182,6 +212,7 @@ class RuleSet:
             passed=tuple(passed),
             ruleset=self.info,
             source=source,
+            left_out=self._left_out_lines(fast),
         )
 
     def _invalid(self, problem: FactsError, episode_id: Any, source: str | None) -> Verdict:
@@ -238,8 +269,15 @@ class RuleSet:
             missing = tuple(trace.root.missing_paths()) if trace.root else ()
             # a derived fact that a limit left unknown (the surface walk) says which limit, and where
             notes = [(m, note) for m in missing if (note := self._why_unknown(m, fast)) is not None]
+            # a missing fact the producer declared unknown: its note says what to supply
+            declared = {m: found for m in missing if (found := unknowns.notes_for(fast.facts, m))}
             if notes:
                 message = "insufficient evidence: " + "; ".join(f"`{m}` is unknown: {note}" for m, note in notes)
+            elif declared:
+                message = "insufficient evidence: " + "; ".join(
+                    f"`{m}` is missing" + (
+                        " (" + "; ".join(unknowns.quote(d) for d in declared[m]) + ")" if m in declared else "")
+                    for m in missing)
             elif missing:
                 what = ", ".join(f"`{m}`" for m in missing)
                 message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
@@ -250,7 +288,22 @@ class RuleSet:
                            if lets else "insufficient evidence: the condition is unknown")
             kind = "insufficient_evidence"
         witnesses = _witnesses(compiled, env) if outcome == "violated" else ()
-        return Reason(rule.name, message, kind, location, missing, trace, witnesses=witnesses)
+        left_out = self._left_out_lines(fast) if rule.name in self._surface_rules else ()
+        return Reason(rule.name, message, kind, location, missing, trace, witnesses=witnesses, left_out=left_out)
+
+    def _left_out_lines(self, fast: Env) -> tuple[str, ...]:
+        """The context messages the surfaces left out, one line each (none for episode/1: only
+        episode/1.1 messages carry a `step`)."""
+        if self._left_out is None:
+            return ()
+        try:
+            late = fast.derive("left_out", self._left_out.compute)
+        except Exception:  # what was left out is an explanation: it never changes a verdict
+            return ()
+        if not late:
+            return ()
+        decision = steps.decision_step(unknowns.original(fast.facts))
+        return tuple(f"{m['origin']} (step {m['step']}): after decision_step {decision}" for m in late)
 
     def _why_unknown(self, path: str, env: Env) -> str | None:
         derived = self._derived.get(path)

@@ -15,7 +15,8 @@ one way only:
 - check: every name, path and call against the environment (lang/checker.py), keeping the type
   of every node for later passes (the lints, coverage);
 - compile: the checked AST -> closures, with the params bound (engine/program.py);
-- validate: one episode against the episode schema (io/load.py), before it is evaluated;
+- validate: one episode against its version's schema, then the wire normalisation (io/load.py
+  `prepare_episode`, as files are read), before it is evaluated;
 - evaluate: `RuleSet.evaluate` (engine/ruleset.py).
 """
 
@@ -31,7 +32,7 @@ from litmus_rules.domain.environment import build_environment
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError
 from litmus_rules.io.inputs import read_text_file
-from litmus_rules.io.load import validate_episode
+from litmus_rules.io.load import prepare_episode
 from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
 from litmus_rules.lang.checker import Checker
@@ -157,9 +158,11 @@ def check(
 # ---- validate ------------------------------------------------------------------------------------------
 
 
-def validate(episode: Any, source: str) -> FactsError | None:
-    """The io stage before evaluation: the episode's problem against the episode schema, or None."""
-    return validate_episode(episode, source=source)
+def validate(episode: Any, source: str) -> tuple[Any, FactsError | None]:
+    """The io stage before evaluation, as the loader runs it on files (io/load.py `prepare_episode`:
+    the episode's own version's schema, then `wire.normalise`): `(the canonical episode, None)` or
+    `(None, its problem)`."""
+    return prepare_episode(episode, source=source)
 
 
 # ---- the stages in a row ----------------------------------------------------------------------------

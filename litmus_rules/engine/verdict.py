@@ -37,6 +37,9 @@ class Reason:
     # A violation found by `collision` or `leak`: up to five witnesses, strongest first, each
     # {origin, injected, transform, kind ("full" | "partial"), matched}.
     witnesses: tuple[Mapping[str, Any], ...] = ()
+    # episode/1.1: the context messages this rule's `surfaces` did not hold (stamped after the
+    # decision step), each as `context.messages[2] (step 4): after decision_step 3`.
+    left_out: tuple[str, ...] = ()
 
     def to_json(self, with_trace: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
@@ -46,6 +49,8 @@ class Reason:
             d["missing"] = list(self.missing)
         if self.witnesses:
             d["witnesses"] = [dict(w) for w in self.witnesses]
+        if self.left_out:
+            d["left_out"] = list(self.left_out)
         if with_trace:
             d["trace"] = self.trace.to_json() if self.trace is not None else None
         return d
@@ -62,6 +67,9 @@ class Verdict:
     passed: tuple[RuleTrace, ...] = ()  # traces of rules that passed, with explain="full"
     ruleset: RulesetInfo | None = None
     source: str | None = None  # the input file (and line) the episode came from
+    # episode/1.1: the context messages left out of `surfaces` (as `Reason.left_out`), when the rules
+    # read surfaces: what the verdict did not see, whether a rule rejected on it or passed without it
+    left_out: tuple[str, ...] = ()
 
     @property
     def scored(self) -> bool:
@@ -77,6 +85,8 @@ class Verdict:
         }
         if len(self.classifications) > 1:
             d["classifications"] = dict(self.classifications)
+        if self.left_out:
+            d["left_out"] = list(self.left_out)
         if with_traces and self.classification_traces:
             d["classification_trace"] = [t.to_json() for t in self.classification_traces]
         if with_traces and self.passed:

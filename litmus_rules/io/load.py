@@ -32,7 +32,8 @@ from litmus_rules.io.inputs import failed as _failed
 from litmus_rules.io.jsontext import BadInput as _BadInput
 from litmus_rules.io.jsontext import decode, json_line as _json_line, short as _short, ws as _ws
 
-__all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "validate_episode"]
+__all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "prepare_episode",
+           "validate_episode"]
 
 MAX_DOCUMENT_SIZE = 16 * 2**20  # one JSONL line, one JSON object, one YAML document
 MAX_FILE_SIZE = 64 * 2**20  # a YAML stream or JSON file, parsed from one buffer
@@ -47,9 +48,30 @@ Locate = Callable[[DocPath], "int | None"]  # path -> 1-based line
 def validate_episode(
     data: Any, *, source: str, line: int | None = None, text: str | None = None, doc_index: int = 0
 ) -> FactsError | None:
-    """Check one parsed document. With its source `text` (YAML or JSON; `doc_index` picks the
+    """Check one parsed document: its problem against its version's schema and the wire rules
+    (`prepare_episode`), or None. With its source `text` (YAML or JSON; `doc_index` picks the
     document of a YAML stream or the element of a JSON array) the error names the exact line."""
-    return _check(data, source, line, _text_locator(text, doc_index) if text is not None else None)
+    return prepare_episode(data, source=source, line=line, text=text, doc_index=doc_index)[1]
+
+
+def prepare_episode(
+    data: Any, *, source: str, line: int | None = None, text: str | None = None, doc_index: int = 0
+) -> tuple[Any, FactsError | None]:
+    """validate -> normalise, the one way every episode reaches the rules (files here, dicts given to
+    `RuleSet.evaluate`): `(the canonical episode, None)` (`wire.normalise`: episode/1 documents come
+    back as they are), or `(None, the problem)`: a schema error, or a `WireError` as an invalid input."""
+    return _prepare(data, source, line, _text_locator(text, doc_index) if text is not None else None)
+
+
+def _prepare(data: Any, source: str, line: int | None, locate: Locate | None) -> tuple[Any, FactsError | None]:
+    err = _check(data, source, line, locate)
+    if err is not None:
+        return None, err
+    try:
+        return wire.normalise(data), None
+    except wire.WireError as exc:
+        at = (locate(exc.path) if locate else None) or line
+        return None, FactsError(exc.message, source=source, line=at, pointer=wire.pointer(exc.path), code=INVALID)
 
 
 def _check(data: Any, source: str, line: int | None, locate: Locate | None) -> FactsError | None:
@@ -183,13 +205,9 @@ def _episode(
         if isinstance(data, dict):
             return LoadedEpisode(source, index, line, data=data)
         return _failed(source, index, diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), NOT_AN_OBJECT, line)
-    err = _check(data, source, line, locate)
+    prepared, err = _prepare(data, source, line, locate)
     if err is None:
-        try:
-            return LoadedEpisode(source, index, line, data=wire.normalise(data))
-        except wire.WireError as exc:
-            at = (locate(exc.path) if locate else None) or line
-            err = FactsError(exc.message, source=source, line=at, pointer=wire.pointer(exc.path), code=INVALID)
+        return LoadedEpisode(source, index, line, data=prepared)
     raw_id = data.get("id") if isinstance(data, dict) else None
     return LoadedEpisode(source, index, line, error=err, raw_id=raw_id if isinstance(raw_id, str) else None)
 

@@ -73,8 +73,11 @@ def _witness(w: Any) -> str:
 def render_verdict(v: Verdict, explain: str = "fails") -> str:
     where = f"  ({v.source})" if v.source else ""
     lines = [f"{v.verdict} {v.id or '<no id>'}{where}"]
+    if v.left_out and not any(r.left_out for r in v.reasons):  # else each surfaces reason says it
+        lines.extend(f"  left out of surfaces: {line}" for line in v.left_out)
     for reason in v.reasons:
         lines.append(f"  x {reason.rule}: {reason.message}")
+        lines.extend(f"    left out of surfaces: {line}" for line in reason.left_out)
         lines.extend(f"    witness {n}: {_witness(w)}" for n, w in enumerate(reason.witnesses, 1))
         if reason.trace is not None:
             lines.extend("    " + line for line in render_rule_trace(reason.trace))
