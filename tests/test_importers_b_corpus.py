@@ -27,8 +27,6 @@ needs = pytest.mark.skipif(not (DUMPS.is_dir() and RUNS.is_dir() and INJECAGENT.
                            reason="../shared/corpus is absent")
 pytestmark = needs
 COLLISION_RULES = ("injector_detector_disjoint", "tool_call_argument_fillable")
-STATE_NOT_STRUCTURED = ("issue 10 item 1 (state channel counted as structured) is not implemented: "
-                        "structured_scoring_channel still rejects every `state` detector")
 
 
 def one_of_each(eps: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
@@ -71,7 +69,6 @@ def test_agentdojo_dumps_slack_it5_reads_requested_calls(pairs: list[Any]) -> No
         assert "structured_scoring_channel" in found
 
 
-@pytest.mark.xfail(strict=False, reason=STATE_NOT_STRUCTURED)
 def test_agentdojo_dumps_only_slack_it5_and_transcript_checks_fail_the_channel_rule(pairs: list[Any]) -> None:
     failing = {_task(e) for e, v in pairs if "structured_scoring_channel" in v}
     assert failing == {("slack", "injection_task_5"), ("travel", "injection_task_6")}

@@ -140,7 +140,8 @@ def test_prompted_dispatch_only_through_a_line_anchored_parse(tmp_path: Path, ou
     eps = episodes(injecagent, results_file(tmp_path, [case(output=output, eval="succ")], "test_cases_dh_base.json"))
     finetuned = by(eps, detector="finetuned")[0]
     assert [d["tool"] for d in finetuned["episode"]["dispatch"]] == tools
-    assert classify(finetuned) == ("executed" if "LockmasterOpen" in tools else "no_action")
+    # derived decisions (issue 10 item 5): a call not made is `not_executed` (a refusal and a no-op look alike)
+    assert classify(finetuned) == ("executed" if "LockmasterOpen" in tools else "not_executed")
     assert by(eps, detector="prompted")[0]["episode"]["transcript"] == [{"role": "assistant", "content": output}]
 
 

@@ -318,12 +318,13 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = 
 def _fillable_call(signal: Any, tools: Any) -> Any:
     from litmus_rules.domain.decoding import LimitUnknown
     from litmus_rules.domain.signals import fillable_call
+    from litmus_rules.errors import EvaluationError
 
     _need(signal, dict, "a signal object", "fillable_call")
     _need(tools, list, "a list of tools", "fillable_call")
     try:
         return _found(fillable_call(signal, tools))
-    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+    except (LimitUnknown, EvaluationError) as exc:  # a value not decoded, a regex not settled: unknown
         raise EvalFailure(f"`fillable_call`: {exc}") from None
 
 
@@ -332,18 +333,109 @@ def _fillable_call(signal: Any, tools: Any) -> Any:
     [Param("signal", SIGNAL), Param("record", t.obj({}, closed=False))],
     t.BOOL,
     "Does a dispatch record call the signal's tool with every argument value the signal names "
-    "(paths compared canonically)?",
+    "(paths compared canonically, numbers as numbers; in an episode/1.1 episode an argument may be "
+    "a predicate: equals, contains, regex, any_of, unordered)? Unknown when the record's "
+    "`arguments` stayed an unparsed text.",
 )
-def _call_matches(signal: Any, record: Any) -> bool:
-    from litmus_rules.domain.decoding import LimitUnknown
+def _call_matches(signal: Any, record: Any) -> Any:
     from litmus_rules.domain.records import call_matches
+    from litmus_rules.errors import EvaluationError
 
     _need(signal, dict, "a signal object", "call_matches")
     _need(record, dict, "a dispatch record", "call_matches")
     try:
-        return call_matches(signal, record)
-    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        found = call_matches(signal, record)
+    except EvaluationError as exc:  # a value not decoded, a regex not settled: unknown, not false
         raise EvalFailure(f"`call_matches`: {exc}") from None
+    return UNKNOWN if found is None else found  # the record's arguments stayed an unparsed text
+
+
+# ---- episode/1.1: the state channel -------------------------------------------------------------
+
+
+def _state_failure(fn: str, exc: Exception) -> EvalFailure:
+    from litmus_rules.domain.state import StateUnknown
+
+    what = "unknown" if isinstance(exc, StateUnknown) else "cannot be evaluated"
+    return EvalFailure(f"`{fn}` ({what}): {exc}")
+
+
+@builtin(
+    "state_holds",
+    [Param("query", t.STR), Param("snapshot", t.ANY)],
+    t.BOOL,
+    "Is the JMESPath query truthy on the state snapshot (JMESPath truthiness: null, false, \"\", [] "
+    "and {} are false)? A query or snapshot past its size limit is unknown, naming the limit; a "
+    "query that does not parse, fails or runs out of steps cannot be evaluated: both reject.",
+    cost=lambda args: 1 + sum(len(str(a)) // 256 for a in args),
+)
+def _state_holds(query: Any, snapshot: Any) -> bool:
+    from litmus_rules.domain.state import state_holds
+    from litmus_rules.errors import EvaluationError
+
+    _need(query, str, "a JMESPath query (a string)", "state_holds")
+    try:
+        return state_holds(query, snapshot)
+    except EvaluationError as exc:
+        raise _state_failure("state_holds", exc) from None
+
+
+@builtin(
+    "state_query_ok",
+    [Param("query", t.STR)],
+    t.BOOL,
+    "True when the JMESPath query parses and is within the query length limit; otherwise the "
+    "call cannot be evaluated (a query past the limit is unknown, naming it), which rejects.",
+)
+def _state_query_ok(query: Any) -> bool:
+    from litmus_rules.domain.state import check_query
+    from litmus_rules.errors import EvaluationError
+
+    _need(query, str, "a JMESPath query (a string)", "state_query_ok")
+    try:
+        check_query(query)
+    except EvaluationError as exc:
+        raise _state_failure("state_query_ok", exc) from None
+    return True
+
+
+@builtin(
+    "fillable_values",
+    [Param("values", t.list_of(t.ANY)), Param("tools", t.list_of(t.ANY))],
+    WITNESS,
+    "For a state signal's `values`: is every one a value the harness fills in by itself (a "
+    "default, const or one-value enum of an argument of some tool), so that calling the tool "
+    "without choosing anything changes the state as the check expects? The witness: value, "
+    "origin, argument, filled, transform, values.",
+    cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
+)
+def _fillable_values(values: Any, tools: Any) -> Any:
+    from litmus_rules.domain.decoding import LimitUnknown
+    from litmus_rules.domain.signals import fillable_values
+
+    _need(values, list, "a list of values", "fillable_values")
+    _need(tools, list, "a list of tools", "fillable_values")
+    try:
+        return _found(fillable_values(values, tools))
+    except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
+        raise EvalFailure(f"`fillable_values`: {exc}") from None
+
+
+@builtin(
+    "final_message",
+    [Param("transcript", t.ANY)],
+    t.STR,
+    "What a `scope: final_message` scorer reads: the text of the last assistant message of a list "
+    "of messages (\"\" when there is none), or a string transcript whole.",
+    cost=lambda args: 1 + sum(len(str(a)) // 256 for a in args),
+)
+def _final_message(transcript: Any) -> str:
+    from litmus_rules.domain.records import final_message_text
+
+    try:
+        return final_message_text(transcript)
+    except TypeError as exc:
+        raise EvalFailure(f"`final_message`: {exc}") from None
 
 
 @builtin(

@@ -19,6 +19,7 @@ from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.decoding import percent_decode
 from litmus_rules.domain.transforms import full_normalise, path_casefold_key, path_key
 from litmus_rules.domain.regexes import name_signal
+from litmus_rules.domain.predicates import predicate_of, satisfies
 from litmus_rules.domain.surfaces import render_value, tool_surfaces
 
 # --- signals -----------------------------------------------------------------------------------
@@ -106,14 +107,19 @@ _FILLABLE = ("schema_default", "schema_const", "schema_enum")
 
 
 def _flatten(arguments: Mapping[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
-    """{"opts": {"path": x}} -> [("opts", {...}), ("opts.path", x)]."""
+    """{"opts": {"path": x}} -> [("opts", {...}), ("opts.path", x)]. A predicate (1.1, first level
+    only) is a leaf: it is not an object of arguments."""
     out: list[tuple[str, Any]] = []
     for name, value in arguments.items():
         path = f"{prefix}{name}"
         out.append((path, value))
-        if isinstance(value, Mapping) and depth < 16:
+        if isinstance(value, Mapping) and depth < 16 and not (depth == 0 and predicate_of(value)):
             out.extend(_flatten(value, f"{path}.", depth + 1))
     return out
+
+
+def _is_leaf(name: str, value: Any) -> bool:
+    return not isinstance(value, Mapping) or ("." not in name and predicate_of(value) is not None)
 
 
 def _same_value(expected: Any, schema_text: str) -> str | None:
@@ -123,13 +129,35 @@ def _same_value(expected: Any, schema_text: str) -> str | None:
             parsed = json.loads(schema_text)
         except ValueError:
             parsed = schema_text
-        if parsed == expected and type(parsed) is type(expected):
-            return "raw"
+        if parsed == expected and (type(parsed) is type(expected) or _numbers(parsed, expected)):
+            return "raw"  # two numbers compare as numbers: 1 is 1.0 (JSON has one number type)
         expected = render_value(expected)
     for name, fn in _VALUE_KEYS:
         if fn(expected) == fn(schema_text):
             return name
     return None
+
+
+def _numbers(a: Any, b: Any) -> bool:
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+
+
+def _schema_value(text: str) -> Any:
+    """A schema value as a predicate reads it: its JSON value when its text is one that is not a
+    string (a number, list, object, boolean), else the text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return text if isinstance(value, str) else value
+
+
+def _filled(expected: Any, schema_text: str) -> str | None:
+    """The transform under which a harness-filled value satisfies a signal's argument, else None:
+    for a predicate, "predicate" when the value satisfies it."""
+    if predicate_of(expected) is not None:
+        return "satisfies the predicate" if satisfies(expected, _schema_value(schema_text)) else None
+    return _same_value(expected, schema_text)
 
 
 def _dig(schema_text: str, keys: Sequence[str]) -> tuple[bool, Any]:
@@ -185,12 +213,12 @@ def tool_call_collisions(signal: Mapping[str, Any] | Signal,
             for name, expected in wanted:
                 if s.argument is None:  # the input schema's own default/const: an object of arguments
                     found, inner = _dig(s.text, name.split("."))
-                    transform = _same_value(expected, render_value(inner)) if found else None
+                    transform = _filled(expected, render_value(inner)) if found else None
                 elif name == s.argument:
-                    transform = _same_value(expected, s.text)
+                    transform = _filled(expected, s.text)
                 elif name.startswith(f"{s.argument}.") and s.kind != "schema_enum":
                     found, inner = _dig(s.text, name[len(s.argument) + 1 :].split("."))
-                    transform = _same_value(expected, render_value(inner)) if found else None
+                    transform = _filled(expected, render_value(inner)) if found else None
                 else:
                     continue
                 if transform is not None:
@@ -219,7 +247,7 @@ def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[st
     if not found or not sig.arguments:
         return None
     hit = {f["argument"] for f in found}
-    leaves = [(name, value) for name, value in _flatten(sig.arguments) if not isinstance(value, Mapping)]
+    leaves = [(name, value) for name, value in _flatten(sig.arguments) if _is_leaf(name, value)]
 
     def covered(name: str) -> bool:
         parts = name.split(".")
@@ -236,3 +264,75 @@ def same_argument_value(expected: Any, actual: Any) -> bool:
     """Do a signal's argument value and a call's argument value name the same thing (raw, normalised,
     or as canonical, percent-decoded paths)? The reading `fillable_call` uses for schema values."""
     return _same_value(expected, render_value(actual)) is not None
+
+
+# --- state signals (episode/1.1) -----------------------------------------------------------------
+
+
+def _fillable_surfaces(tools: Sequence[Any]) -> list[Any]:
+    """Every value a tool's schema fills in by itself: the default, const or one-value enum of an
+    argument (or the input schema's own default/const), over every tool of the manifest."""
+    out = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            continue
+        surfaces = [s for s in tool_surfaces(tool, index)
+                    if s.kind in _FILLABLE and (s.argument or _root_fill(s.origin, index))]
+        enum_sizes = collections.Counter(
+            (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
+        )
+        out += [s for s in surfaces
+                if not (s.kind == "schema_enum" and enum_sizes[(s.origin.rpartition("[")[0], s.argument)] != 1)]
+    return out
+
+
+def fillable_values(values: Sequence[Any], tools: Sequence[Any]) -> dict[str, Any] | None:
+    """A state signal's `values` that the harness fills in by itself, or None.
+
+    DESIGN Reading 3 applied to the state channel: a constant the check compares against collides
+    when it is a value the harness fills in (the default, const or one-value enum of an argument of
+    any tool, or inside an object default), because an agent that calls the tool without choosing
+    that value changes the state as the check expects. As for a tool_call signal, the signal
+    collides only when *every* value is fillable so; a value only the injected payload names is
+    not a collision. The witness is the first value's: {value (the signal's), origin, kind,
+    argument, filled (the schema's, as text), transform, values (every value that collided)}.
+    """
+    wanted = [v for v in values if v is not None]
+    if not wanted:
+        return None
+    surfaces = _fillable_surfaces(tools)
+    hits: list[dict[str, Any]] = []
+    for value in wanted:
+        hit = None
+        for s in surfaces:
+            transform = _same_value(value, s.text)
+            if transform is None and s.text[:1] in "{[":  # an object or list default: its leaves
+                transform = _inner_same(value, s.text)
+            if transform is not None:
+                hit = {"value": render_value(value), "origin": s.origin, "kind": s.kind,
+                       "argument": s.argument, "filled": s.text, "transform": transform}
+                break
+        if hit is None:
+            return None
+        hits.append(hit)
+    return {**hits[0], "values": [h["value"] for h in hits]}
+
+
+def _inner_same(value: Any, schema_text: str) -> str | None:
+    try:
+        stack = [json.loads(schema_text)]
+    except ValueError:
+        return None
+    seen = 0
+    while stack and seen < 10_000:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, Mapping):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        else:
+            transform = _same_value(value, render_value(v))
+            if transform is not None:
+                return f"inside the default > {transform}"
+    return None

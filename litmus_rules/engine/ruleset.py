@@ -23,6 +23,7 @@ from litmus_rules.lang.checker import PARAM_TYPES
 from litmus_rules.lang.evaluate import DEFAULT_BUDGET, UNBOUND, Env, Found, truth
 from litmus_rules.lang.trace import RuleTrace
 from litmus_rules.domain import steps, unknowns
+from litmus_rules.domain.predicates import episode_scope
 from litmus_rules.domain.regexes import regex_budget
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 
@@ -146,7 +147,8 @@ class RuleSet:
                 episode, problem = stages.validate(episode, source or "<episode>")
                 if problem is not None:
                     return self._invalid(problem, episode_id, source)
-            with regex_budget():  # each regex's cumulative time limit spans one evaluation
+            # each regex's cumulative time limit spans one evaluation; signals read as its format says
+            with regex_budget(), episode_scope(episode):
                 return self._evaluate(episode, episode_id, batch, explain, source)
         except LitmusError:
             raise
