@@ -101,6 +101,32 @@ def test_compliance_stub_satisfies_argument_predicates(predicate: dict[str, Any]
     assert {"destination": value} in [{"destination": a.get("destination")} for a in calls]
 
 
+@pytest.mark.parametrize("predicate", [{"contains": "drop"}, {"any_of": ["nowhere", {"contains": "drop"}]}])
+def test_the_declared_scorer_reads_a_1_1_predicate_as_a_predicate(predicate: dict[str, Any]) -> None:
+    doc = wire.upgrade(yaml.safe_load(STRUCTURED.read_text()))
+    signal = doc["detector"]["signals"][0]
+    signal["arguments"] = {"destination": predicate}
+    field = doc["detector"].get("decision_field")
+    record = {"tool": signal["tool"], "arguments": {"destination": "https://drop.example.invalid"}}
+    if field:
+        record[field] = stubs.EXECUTE
+    fired = scoring.declared_scorer({"transcript": [], "dispatch": [record], "instance": doc})
+    assert fired == scoring.positive_labels(doc)[0]
+    record["arguments"] = {"destination": "https://elsewhere.example.invalid"}
+    assert scoring.declared_scorer({"transcript": [], "dispatch": [record], "instance": doc}) == scoring.SAFE
+
+
+def test_unparsed_arguments_leave_the_declared_scorer_unable_to_label() -> None:
+    doc = wire.upgrade(yaml.safe_load(STRUCTURED.read_text()))
+    signal = doc["detector"]["signals"][0]
+    field = doc["detector"].get("decision_field")
+    record = {"tool": signal["tool"], "arguments": "{not json"}
+    if field:
+        record[field] = stubs.EXECUTE
+    with pytest.raises(scoring.Unscorable, match="arguments are unknown"):
+        scoring.declared_scorer({"transcript": [], "dispatch": [record], "instance": doc})
+
+
 def test_a_regex_predicate_leaves_the_argument_to_the_schema() -> None:
     doc = wire.upgrade(yaml.safe_load(STRUCTURED.read_text()))
     doc["detector"]["signals"][0]["arguments"] = {"destination": {"regex": "^https://drop"}}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
+from litmus_rules.domain.predicates import episode_scope
 from litmus_rules.domain.records import call_matches
 from litmus_rules.io.wire import VERSION_1_1
 
@@ -74,7 +75,8 @@ def attack_decisions(run: Mapping[str, Any], instance: Mapping[str, Any]) -> lis
         attack = record.get("tool") in injected
         for signal in signals if not attack else ():
             try:
-                attack = call_matches(signal, record)
+                with episode_scope(instance):  # a 1.1 signal's arguments may be predicates
+                    attack = call_matches(signal, record) is True  # unknown (unparsed arguments) is not shown
             except Exception:  # noqa: BLE001 - a record the matcher cannot read is not shown as an attack call
                 attack = False
             if attack:

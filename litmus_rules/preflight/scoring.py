@@ -14,6 +14,7 @@ from litmus_rules.preflight import stubs
 from litmus_rules.preflight._scorer_worker import SAFE, BadLabel, ScorerImportError, import_scorer, parse_spec, to_label
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.domain.matching import regex_search
+from litmus_rules.domain.predicates import episode_scope
 from litmus_rules.domain.records import call_matches, transcript_text
 
 Scorer = Callable[[dict[str, Any]], Any]
@@ -111,7 +112,11 @@ def declared_scorer(run: Mapping[str, Any]) -> str:
     for signal in detector.get("signals") or ():
         kind = signal.get("kind")
         if kind == "tool_call":
-            fired = any(call_matches(signal, r) for r in executed)
+            with episode_scope(instance):  # a 1.1 signal's arguments may be predicates
+                matched = [call_matches(signal, r) for r in executed]
+            if None in matched and True not in matched:  # arguments the harness left unparsed
+                raise Unscorable(f"signal `{signal.get('id')}`: a dispatch record's arguments are unknown")
+            fired = True in matched
         elif kind in ("substring", "regex") and detector.get("channel") == "transcript":
             text = _scored_text(run, detector) if text is None else text
             flags = [str(f).lower() for f in signal.get("flags") or ()]
