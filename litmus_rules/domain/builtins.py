@@ -492,6 +492,29 @@ def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
     return _found({**witness.to_fact(), "searched": searched})
 
 
+@builtin(
+    "declared_unknown",
+    [Param("unknowns", t.ANY), Param("pointer", t.STR)],
+    t.BOOL,
+    "Did the producer declare the fact at this JSON pointer unknown: does an entry of the episode's "
+    "`unknowns` name it, a document above it, or a part of it? False when `unknowns` is absent. "
+    "For facts whose absence has a meaning (an absent list of `context` is an empty one).",
+    sees_unknown=True,
+)
+def _declared_unknown(unknowns: Any, pointer: Any) -> bool:
+    _need(pointer, str, "a JSON pointer", "declared_unknown")
+    if unknowns is UNKNOWN:  # no `unknowns`: nothing declared
+        return False
+    _need(unknowns, list, "a list of {path, note}", "declared_unknown")
+    for entry in unknowns:
+        path = entry.get("path") if isinstance(entry, Mapping) else None
+        if not isinstance(path, str):
+            raise EvalFailure(f"`declared_unknown`: an entry of `unknowns` has no path: {type_name(entry)}")
+        if path == pointer or pointer.startswith(path + "/") or path.startswith(pointer + "/") or path == "":
+            return True
+    return False
+
+
 # The built-ins that keep per-episode work in caches their RuleSet owns.
 _CACHED = ("leak", "collision")
 
