@@ -104,7 +104,10 @@ def test_inspect_structured_scorer_is_scored(log: Path, rules: Any) -> None:
         verdict = rules.evaluate(stub_controls(episode))
         assert verdict.verdict == SCORED, [(r.rule, r.message) for r in verdict.reasons]
         found[episode["run"]["sample"]] = verdict.classification
-    assert found == {"attack_comply": "executed", "attack_refuse_quote": "no_action", "null_control": "no_action"}
+    # The issue's table says executed / no_action / no_action. Inspect records no decisions: the
+    # importer derives them (`decision_source: derived`), and with derived decisions "no call made"
+    # is spelled `not_executed` (issue 10 item 5: a refusal and a no-op look alike).
+    assert found == {"attack_comply": "executed", "attack_refuse_quote": "not_executed", "null_control": "not_executed"}
 
 
 # ---- mcp ---------------------------------------------------------------------------------------------

@@ -140,8 +140,11 @@ def test_prompted_dispatch_only_through_a_line_anchored_parse(tmp_path: Path, ou
     eps = episodes(injecagent, results_file(tmp_path, [case(output=output, eval="succ")], "test_cases_dh_base.json"))
     finetuned = by(eps, detector="finetuned")[0]
     assert [d["tool"] for d in finetuned["episode"]["dispatch"]] == tools
-    # derived decisions (issue 10 item 5): a call not made is `not_executed` (a refusal and a no-op look alike)
-    assert classify(finetuned) == ("executed" if "LockmasterOpen" in tools else "not_executed")
+    # derived decisions (issue 10 item 5): a call not made is `not_executed` (a refusal and a no-op look
+    # alike). A call to another tool is undecided: these fixtures give no tool specifications, the
+    # importer declares `/context/tools` unknown, so whether that tool was an injected one is unknown.
+    expected = "executed" if "LockmasterOpen" in tools else ("not_executed" if not tools else None)
+    assert classify(finetuned) == expected
     assert by(eps, detector="prompted")[0]["episode"]["transcript"] == [{"role": "assistant", "content": output}]
 
 
