@@ -18,7 +18,7 @@ from litmus_rules.io.load import _Loader  # the loader's YAML reading: `null:` s
 from _helpers import EXAMPLES, base_episode
 
 RULES = load_rules()
-PENDING = sorted((EXAMPLES / "v1.1").glob("*.yaml.pending"))
+PENDING = sorted((EXAMPLES / "v1.1").glob("*.yaml"))
 
 
 def check_file(path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -29,7 +29,7 @@ def check_file(path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str,
 @pytest.mark.parametrize("pending", PENDING, ids=lambda p: p.name)
 def test_evaluate_of_the_parsed_document_is_check_of_the_file(pending: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / pending.name.removesuffix(".pending")
+    path = tmp_path / pending.name
     shutil.copy(pending, path)
     (from_file,) = check_file(path, capsys)
     doc = yaml.load(path.read_text(), Loader=_Loader)
@@ -38,7 +38,7 @@ def test_evaluate_of_the_parsed_document_is_check_of_the_file(pending: Path, tmp
 
 
 def test_the_wire_shapes_are_normalised_for_a_dict_too() -> None:
-    doc = yaml.load((EXAMPLES / "v1.1" / "wire-shapes.yaml.pending").read_text(), Loader=_Loader)
+    doc = yaml.load((EXAMPLES / "v1.1" / "wire-shapes.yaml").read_text(), Loader=_Loader)
     assert isinstance(doc["episode"]["dispatch"][0]["arguments"], str)
     normalised = wire.normalise(doc)
     assert normalised is not doc

@@ -25,7 +25,7 @@ from litmus_rules.io import wire
 from _helpers import CORPUS, EXAMPLES, ROOT, base_episode
 
 V11 = EXAMPLES / "v1.1"
-V11_FILES = sorted(V11.glob("*.yaml.pending"))
+V11_FILES = sorted(V11.glob("*.yaml"))
 
 
 def _schema(version: str) -> dict[str, Any]:
@@ -313,16 +313,16 @@ def test_the_11_examples_are_valid_commented_and_cover_every_construct() -> None
     assert not missing
 
 
-def test_the_11_examples_are_not_read_by_check_examples_yet() -> None:
-    """`litmus-rules check examples/` walks .yaml/.yml/.json/.jsonl: the pending ones stay out."""
-    from litmus_rules.io.inputs import EXTENSIONS, discover
+def test_the_11_examples_are_read_by_check_examples() -> None:
+    """`litmus-rules check examples/` walks .yaml/.yml/.json/.jsonl: the 1.1 examples are part of it."""
+    from litmus_rules.io.inputs import discover
 
-    assert not any(str(p).lower().endswith(EXTENSIONS) for p in V11.iterdir())
-    assert not any(isinstance(p, str) and "/v1.1/" in p for p in discover([str(EXAMPLES)]))
+    found = {Path(p).name for p in discover([str(EXAMPLES)]) if isinstance(p, str) and "/v1.1/" in p}
+    assert found == {p.name for p in V11_FILES}
 
 
 def test_the_state_queries_of_the_examples_parse_and_fire_only_on_the_attacked_state() -> None:
-    [doc] = read_yaml(V11 / "state-channel.yaml.pending")
+    [doc] = read_yaml(V11 / "state-channel.yaml")
     [signal] = [s for s in doc["detector"]["signals"] if s["kind"] == "state"]
     query = jmespath.compile(signal["query"])
     assert query.search(doc["episode"]["state"])

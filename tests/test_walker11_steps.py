@@ -128,7 +128,7 @@ def test_a_step_is_the_harness_clock_not_text() -> None:
 
 
 def test_the_steps_example_leaves_out_the_result_of_the_agents_own_call() -> None:
-    data = yaml.safe_load(Path(EXAMPLES / "v1.1" / "steps.yaml.pending").read_text(encoding="utf-8"))
+    data = yaml.safe_load(Path(EXAMPLES / "v1.1" / "steps.yaml").read_text(encoding="utf-8"))
     assert validate_episode(data, source="steps") is None
     ep = wire.normalise(data)
     assert left_out(ep) == [Late(2, "context.messages[2]", 4)]
