@@ -65,11 +65,20 @@ class ReportBuilder:
         self.params: Counter[str] = Counter()
         self.versions: Counter[str] = Counter()
         self.with_baselines = 0
+        self._last_ruleset: Any = object()
+        self._last_params: Any = object()
+        self._ruleset_key = self._params_key = ""
 
     def add(self, v: Mapping[str, Any]) -> None:
         key = self.summary.add(v)
-        self.rulesets[json.dumps(v.get("ruleset"), sort_keys=True)] += 1
-        self.params[json.dumps(v.get("params"), sort_keys=True)] += 1
+        # almost every verdict repeats the previous one's ruleset and params: compare, serialize rarely
+        ruleset, params = v.get("ruleset"), v.get("params")
+        if ruleset != self._last_ruleset:
+            self._last_ruleset, self._ruleset_key = ruleset, json.dumps(ruleset, sort_keys=True)
+        if params != self._last_params:
+            self._last_params, self._params_key = params, json.dumps(params, sort_keys=True)
+        self.rulesets[self._ruleset_key] += 1
+        self.params[self._params_key] += 1
         self.versions[str(v.get("litmus_rules_version"))] += 1
         baselines = v.get("baselines")
         if isinstance(baselines, Mapping):
