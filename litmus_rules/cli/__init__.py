@@ -1,7 +1,7 @@
 """`litmus-rules`: the command line. The only package that prints or exits.
 
 This module is the top-level parser and the dispatch; each command is one module beside it
-(`check`, `explain`, `preflight`, `import`, `test`, `fmt`, `lint`, `rules`), with a `register(sub)` that adds
+(`check`, `explain`, `preflight`, `import`, `report`, `test`, `fmt`, `lint`, `rules`), with a `register(sub)` that adds
 its parser and a handler that returns the exit status. What they share (exit codes, writing the
 output, signals) is `_common.py`.
 
@@ -22,14 +22,14 @@ import signal
 import sys
 from typing import Sequence
 
-from litmus_rules.cli import check, explain, fmt, import_, lint, preflight, rules, test
+from litmus_rules.cli import check, explain, fmt, import_, lint, preflight, report, rules, test
 from litmus_rules.cli._common import EXIT_ERROR, EXIT_OK, Interrupted, WriteError, quiet_stdout
 from litmus_rules.errors import LitmusError, RuleCheckError
 
 __all__ = ["build_parser", "main"]
 
 # In the order `--help` lists them.
-COMMANDS = (check, explain, preflight, import_, test, fmt, lint, rules)
+COMMANDS = (check, explain, preflight, import_, report, test, fmt, lint, rules)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,6 +31,8 @@ from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
 from litmus_rules.render.json import json_line, render_json
+from litmus_rules.render.report.provenance import provenance
+from litmus_rules.render.report.summary import Summary, parse_by
 from litmus_rules.render.text import render_summary
 
 
@@ -79,6 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     rows: list[_Row] = []
     traces: list[str] = []
     full: list[dict[str, Any]] = []
+    summary = Summary(parse_by(args.by))
     complete = False
 
     with stoppable(), tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
@@ -105,10 +108,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                 for outcome in tracked():
                     if args.format == "json":
                         full.append(outcome.json)
+                        summary.add(outcome.json)
                     elif outcome.text is not None and (outcome.verdict != SCORED or args.explain == "full"):
                         traces.append(outcome.text)
                 if args.format == "json":
-                    text = render_json(full)
+                    text = render_json(full, {**summary.to_json(), **provenance(ruleset.info, args.inputs)})
                 else:
                     text = "\n\n".join([render_summary(rows, ruleset.info), *traces]) + "\n"
                 write(iter([text]), args.output)
@@ -134,6 +138,8 @@ def register(sub: Any) -> None:
     add_rules_options(check)
     check.add_argument("--format", choices=("text", "json", "jsonl"), default="text")
     check.add_argument("--explain", choices=("fails", "full"), default="fails", help="which traces to include")
+    check.add_argument("--by", metavar="KEYS",
+                       help="with --format json: also count per group of these verdict keys (run.model,run.attack)")
     check.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     check.add_argument(
         "--jobs", type=int, metavar="N", help="worker processes (default: all cores for inputs over 2 MiB, else 1)"

@@ -47,6 +47,7 @@ class Program:
     rules: list[Compiled]
     # (classifier, its cells with a condition, compiled; its last cell)
     classifiers: list[tuple[ast.Classify, list[Compiled], ast.Cell]]
+    overridden: frozenset[str] = frozenset()  # the params given by the caller, not defaulted
 
 
 def compile_program(tree: ast.RuleSet, environment: Environment, overrides: Mapping[str, Any]) -> Program:
@@ -67,7 +68,7 @@ def compile_program(tree: ast.RuleSet, environment: Environment, overrides: Mapp
         (c, [_compile(fast, rec, cell, cell.condition, None) for cell in c.cells if cell.condition is not None], c.cells[-1])
         for c in tree.classifiers
     ]
-    return Program(params, lets, fast, rec, rules, classifiers)
+    return Program(params, lets, fast, rec, rules, classifiers, frozenset(overrides))
 
 
 def _compile(

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.engine import stages
 from litmus_rules.engine.program import Compiled, Program, compile_program
-from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
+from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict, episode_extras, params_info
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError, LitmusError, LitmusFault, RuleCheckError
 from litmus_rules.lang import ast
@@ -43,7 +43,7 @@ class RuleSet:
         self.checked = checked  # the check stage's output: the types of every node, for later passes
         self.environment = checked.environment
         self.diagnostics: tuple[Diagnostic, ...] = checked.diagnostics
-        self.info = RulesetInfo(tree.name, tree.version, digest)
+        self.info = RulesetInfo(tree.name, tree.version, digest, params_info(program.params, program.overridden))
         self.budget = budget
         self.params = program.params
         self._lets = program.lets
@@ -146,7 +146,9 @@ class RuleSet:
             if validate:  # the io stage, before the episode reaches the rules (as files get it)
                 episode, problem = stages.validate(episode, source or "<episode>")
                 if problem is not None:
-                    return self._invalid(problem, episode_id, source)
+                    invalid = self._invalid(problem, episode_id, source)
+                    invalid.run = episode_extras(episode).get("run")  # the report groups ERRORs too
+                    return invalid
             # each regex's cumulative time limit spans one evaluation; signals read as its format says
             with regex_budget(), episode_scope(episode):
                 return self._evaluate(episode, episode_id, batch, explain, source)
@@ -204,6 +206,9 @@ class RuleSet:
                 class_traces.extend(traces)
             if self._classifiers:
                 classification = classifications[self._classifiers[0][0].name]
+        observed = None  # a REJECTED episode's agent run, classified all the same (labels only, no traces)
+        if reasons and self._classifiers and isinstance(episode.get("episode"), abc.Mapping):
+            observed = _label(*self._classifiers[0], fast)
         return Verdict(
             id=episode_id if isinstance(episode_id, str) else None,
             verdict=REJECTED if reasons else SCORED,
@@ -215,6 +220,8 @@ class RuleSet:
             ruleset=self.info,
             source=source,
             left_out=self._left_out_lines(fast),
+            observed_classification=observed,
+            **episode_extras(episode),
         )
 
     def _invalid(self, problem: FactsError, episode_id: Any, source: str | None) -> Verdict:
@@ -364,6 +371,20 @@ def _witnesses(compiled: Compiled, env: Env) -> tuple[dict[str, Any], ...]:
         if isinstance(value, Found) and isinstance(value.get("witnesses"), list):
             return tuple(dict(w) for w in value["witnesses"])
     return ()
+
+
+def _label(classifier: ast.Classify, cells: list[Compiled], otherwise: ast.Cell, fast: Env) -> str | None:
+    """A classifier's label as `RuleSet._classify` decides it, without recording traces."""
+    for compiled in cells:
+        try:
+            value = truth(compiled.fast(fast), compiled.node.condition)  # type: ignore[arg-type]
+        except Exception:  # fail closed, as _classify does
+            return None
+        if value is True:
+            return compiled.node.label  # type: ignore[union-attr]
+        if value is not False:
+            return None
+    return otherwise.label
 
 
 def _internal(exc: BaseException) -> str:

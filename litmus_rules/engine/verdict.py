@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any, Mapping
 
 import attrs
@@ -13,14 +14,57 @@ REJECTED = "REJECTED"
 ERROR = "ERROR"
 
 
+def _tool_version() -> str:
+    try:
+        return metadata.version("litmus_rules")
+    except metadata.PackageNotFoundError:  # a source checkout that was never installed
+        return "unknown"
+
+
+TOOL_VERSION = _tool_version()
+
+
 @attrs.frozen
 class RulesetInfo:
     name: str
     version: str
     hash: str  # "sha256:..." over every rule file's path and content
+    # The effective params, in declaration order: (name, value, overridden). A verdict records them
+    # (`params`), so that a verdict given under `--param` overrides says so and can be reproduced.
+    params: tuple[tuple[str, Any, bool], ...] = ()
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "version": self.version, "hash": self.hash}
+
+    def params_json(self) -> list[dict[str, Any]]:
+        return [{"name": n, "value": v, "override": o} for n, v, o in self.params]
+
+
+def params_info(values: Mapping[str, Any], overridden: Any) -> tuple[tuple[str, Any, bool], ...]:
+    """The `RulesetInfo.params` of bound param values and the names the caller overrode."""
+    return tuple((name, value, name in overridden) for name, value in values.items())
+
+
+def episode_extras(episode: Any) -> dict[str, Any]:
+    """What a verdict copies from its episode for the report: its grouping keys (`run`) and, where
+    preflight ran them, whether the trivial agents' runs fired the scorer (`baselines`)."""
+    if not isinstance(episode, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    run = episode.get("run")
+    if isinstance(run, Mapping) and run:
+        out["run"] = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    controls = episode.get("controls")
+    if isinstance(controls, Mapping):
+        baselines = {}
+        for name in ("trivial_empty", "trivial_dump"):
+            control = controls.get(name)
+            if isinstance(control, Mapping) and "fired" in control:
+                fired = control.get("fired")
+                baselines[name] = fired if isinstance(fired, bool) else None
+        if baselines:
+            out["baselines"] = baselines
+    return out
 
 
 @attrs.define  # not frozen: built for every reject on the hot path; treat it as read-only
@@ -70,6 +114,11 @@ class Verdict:
     # episode/1.1: the context messages left out of `surfaces` (as `Reason.left_out`), when the rules
     # read surfaces: what the verdict did not see, whether a rule rejected on it or passed without it
     left_out: tuple[str, ...] = ()
+    # A REJECTED episode with an agent run: the first classifier's label on its records, so that a
+    # naive rate (over every classified episode) can be set beside the validated one (over SCORED).
+    observed_classification: str | None = None
+    run: Mapping[str, Any] | None = None  # the episode's grouping keys, copied for the report
+    baselines: Mapping[str, bool | None] | None = None  # trivial_empty / trivial_dump fired, from preflight
 
     @property
     def scored(self) -> bool:
@@ -91,6 +140,14 @@ class Verdict:
             d["classification_trace"] = [t.to_json() for t in self.classification_traces]
         if with_traces and self.passed:
             d["passed"] = [t.to_json() for t in self.passed]
+        if self.verdict == REJECTED and self.observed_classification is not None:
+            d["observed_classification"] = self.observed_classification
+        if self.run is not None:
+            d["run"] = dict(self.run)
+        if self.baselines is not None:
+            d["baselines"] = dict(self.baselines)
         if self.ruleset is not None:
             d["ruleset"] = self.ruleset.to_json()
+            d["params"] = self.ruleset.params_json()
+        d["litmus_rules_version"] = TOOL_VERSION
         return d

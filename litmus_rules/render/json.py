@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED
+from litmus_rules.render.report.summary import Summary
 
 
-def render_json(verdicts: Sequence[dict[str, Any]]) -> str:
-    """The `--format json` document: a summary and every verdict's contract JSON."""
-    counts = Counter(v["verdict"] for v in verdicts)
-    doc = {
-        "summary": {"episodes": len(verdicts), SCORED: counts[SCORED], REJECTED: counts[REJECTED], ERROR: counts[ERROR]},
-        "verdicts": list(verdicts),
-    }
+def render_json(verdicts: Sequence[dict[str, Any]], summary: Mapping[str, Any] | None = None) -> str:
+    """The `--format json` document: a summary and every verdict's contract JSON.
+
+    `summary` is what the caller counted while the verdicts streamed (render/report/summary.py,
+    with provenance); without it, the counts are made here. Its `episodes`, `SCORED`, `REJECTED`
+    and `ERROR` keys are those the summary always had; the rest is additive."""
+    if summary is None:
+        counter = Summary()
+        for v in verdicts:
+            counter.add(v)
+        summary = counter.to_json()
+    doc = {"summary": dict(summary), "verdicts": list(verdicts)}
     return dumps(doc, indent=2) + "\n"
 
 
