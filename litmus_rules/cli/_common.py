@@ -58,7 +58,8 @@ def load(args: argparse.Namespace) -> RuleSet:
 
 
 def spec(args: argparse.Namespace, explain: str, want_text: bool) -> RulesSpec:
-    return RulesSpec(args.rules, parse_params(args.param or ()), explain, want_text, render_verdict)
+    with_traces = not getattr(args, "no_traces", False)
+    return RulesSpec(args.rules, parse_params(args.param or ()), explain, want_text, render_verdict, with_traces)
 
 
 def rule_paths(args: argparse.Namespace) -> list[Path]:

@@ -138,6 +138,9 @@ def register(sub: Any) -> None:
     add_rules_options(check)
     check.add_argument("--format", choices=("text", "json", "jsonl"), default="text")
     check.add_argument("--explain", choices=("fails", "full"), default="fails", help="which traces to include")
+    check.add_argument("--no-traces", action="store_true",
+                       help="json/jsonl: verdicts without their traces (reasons, witnesses and messages stay; "
+                            "a tenth of the size, what `report` reads)")
     check.add_argument("--by", metavar="KEYS",
                        help="with --format json: also count per group of these verdict keys (run.model,run.attack)")
     check.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")

@@ -42,6 +42,8 @@ class RulesSpec:
     # How a verdict becomes text in the worker (`render.text.render_verdict`, given by the caller:
     # the engine sits below the renderers). A module-level function, so that it pickles.
     render_text: Callable[[Verdict, str], str] | None = None
+    # False: verdict JSON without traces (a tenth of the size; what a report needs)
+    with_traces: bool = True
 
 
 @attrs.frozen
@@ -63,7 +65,7 @@ _MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR mess
 
 def _outcome(v: Verdict, spec: RulesSpec) -> Outcome:
     text = spec.render_text(v, spec.explain) if spec.want_text and spec.render_text is not None else None
-    return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(), text)
+    return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(spec.with_traces), text)
 
 
 def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str, spec: RulesSpec) -> Outcome:
@@ -82,7 +84,7 @@ def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, 
         return _outcome(verdict, spec)
     except Exception:  # noqa: BLE001 -- what failed to render the episode's verdict fails on this one too
         text = f"ERROR {ident or '<no id>'}  ({location})\n  x input: {message}" if spec.want_text else None
-        return Outcome(ident, ERROR, ("input",), None, verdict.to_json(), text)
+        return Outcome(ident, ERROR, ("input",), None, verdict.to_json(spec.with_traces), text)
 
 
 def _exception(exc: BaseException, during: str) -> str:
