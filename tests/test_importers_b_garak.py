@@ -67,7 +67,9 @@ def test_attempts_map_to_messages_signals_and_transcripts(tmp_path: Path) -> Non
         "channel": "transcript", "scope": "final_message", "decision_field": None, "positive_labels": ["hit"],
         "scorer": {"name": "garak.detectors.base.TriggerListDetector", "kind": "builtin", "options": {"case_sensitive": False}},
         "signals": [{"id": "trigger-0", "kind": "substring", "value": "Vendor-Portal.example", "flags": ["ignorecase"]}]}
-    assert latent["episode"] == {"transcript": [{"role": "assistant", "content": DOC}], "agent": "test.Repeat"}
+    # garak's own verdict on the attempt rides along for the report (never read by the rules)
+    assert latent["episode"] == {"transcript": [{"role": "assistant", "content": DOC}], "agent": "test.Repeat",
+                                 "label": "hit", "fired": True}
     assert latent["run"] == {"probe": "latentinjection.LatentInjectionReport", "scorer": "base.TriggerListDetector",
                              "generator": "test.Repeat", "attempt": "u-latentinjection.LatentInjectionReport-0", "seed": 7}
     paths = {u["path"]: u["note"] for u in latent["unknowns"]}

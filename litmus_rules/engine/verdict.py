@@ -64,7 +64,27 @@ def episode_extras(episode: Any) -> dict[str, Any]:
                 baselines[name] = fired if isinstance(fired, bool) else None
         if baselines:
             out["baselines"] = baselines
+    harness = _harness_verdict(episode)
+    if harness is not None:
+        out["harness"] = harness
     return out
+
+
+def _harness_verdict(episode: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The harness's own verdict on the agent run (episode/1.1 `episode.label` / `fired`), for the
+    report's naive rate: `fired` as recorded, else whether the label is a positive one; None when
+    the label is invalid or the positive labels are not known."""
+    run = episode.get("episode")
+    if not isinstance(run, Mapping) or ("label" not in run and "fired" not in run):
+        return None
+    label, fired = run.get("label"), run.get("fired")
+    detector = episode.get("detector") if isinstance(episode.get("detector"), Mapping) else {}
+    positive, invalid = detector.get("positive_labels"), detector.get("invalid_labels")
+    if not isinstance(fired, bool):
+        fired = None
+        if isinstance(label, str) and not (isinstance(invalid, list) and label in invalid) and isinstance(positive, list):
+            fired = label in positive
+    return {"label": label if isinstance(label, str) else None, "fired": fired}
 
 
 @attrs.define  # not frozen: built for every reject on the hot path; treat it as read-only
@@ -119,6 +139,7 @@ class Verdict:
     observed_classification: str | None = None
     run: Mapping[str, Any] | None = None  # the episode's grouping keys, copied for the report
     baselines: Mapping[str, bool | None] | None = None  # trivial_empty / trivial_dump fired, from preflight
+    harness: Mapping[str, Any] | None = None  # the harness's own verdict on the agent run: {label, fired}
 
     @property
     def scored(self) -> bool:
@@ -146,6 +167,8 @@ class Verdict:
             d["run"] = dict(self.run)
         if self.baselines is not None:
             d["baselines"] = dict(self.baselines)
+        if self.harness is not None:
+            d["harness"] = dict(self.harness)
         if self.ruleset is not None:
             d["ruleset"] = self.ruleset.to_json()
             d["params"] = self.ruleset.params_json()

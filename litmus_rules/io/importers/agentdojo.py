@@ -303,6 +303,9 @@ def _run_episode(path: Path, data: dict[str, Any], options: Options) -> dict[str
     episode_run: dict[str, Any] = {"transcript": conv.transcript, "dispatch": conv.dispatch}
     if isinstance(pipeline, str):
         episode_run["agent"] = pipeline
+    if isinstance(data.get("security"), bool):  # AgentDojo's own verdict: the injection task succeeded
+        episode_run["label"] = POSITIVE if data["security"] else SAFE
+        episode_run["fired"] = data["security"]
     if detector.get("channel") == "state":
         unknowns.append(unknown("/episode/state", "TraceLogger run files do not record the post-run environment"))
     unknowns.append(unknown("/episode/decision_step", "AgentDojo does not record at which step the agent decided"))

@@ -189,14 +189,16 @@ def _episodes(entry: dict[str, Any], setup: dict[str, Any], version: str | None,
                 episode["controls"] = {"trivial_empty": {**run_record, "stub": f"garak generators.{generator}"}}
                 where = "/controls/trivial_empty"
             else:
-                if transcript is not None:
-                    episode["episode"] = {"transcript": transcript,
-                                          **({"agent": generator} if isinstance(generator, str) else {})}
+                if transcript is not None or label is not None:
+                    episode["episode"] = {**({"transcript": transcript} if transcript is not None else {}),
+                                          **({"agent": generator} if isinstance(generator, str) else {}),
+                                          # garak's own verdict on this attempt, as its report has it
+                                          **({"label": label, "fired": label == HIT} if label is not None else {})}
                 where = "/episode"
             if out_text is None:
                 unknowns.append(unknown(where + "/transcript", "the generator returned no output for this attempt"))
             if score is not None and label is None:
-                unknowns.append(unknown(where + "/label" if blank else "/extra/garak/label", "the report does not record the evaluation "
+                unknowns.append(unknown(where + "/label", "the report does not record the evaluation "
                                         "threshold; pass --option eval_threshold=X"))
             unknowns += [unknown("/canaries", NOTE_CANARIES), unknown("/provenance/payload_generator", NOTE_PROVENANCE)]
             episode["unknowns"] = unknowns

@@ -251,6 +251,9 @@ def _episode(row: dict[str, Any], file: Path, index: int, setting: str | None, s
         episode["episode"] = episode_run
         if label is not None:
             episode["extra"]["injecagent"]["label"] = str(label)  # InjecAgent's own verdict
+            episode_run["label"] = str(label)
+            if str(label) != INVALID:
+                episode_run["fired"] = str(label) == POSITIVE
     return episode
 
 

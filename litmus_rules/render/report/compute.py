@@ -39,6 +39,8 @@ def surface_kind(origin: Any) -> str:
 class _Groups:
     def __init__(self) -> None:
         self.baselines: dict[str, Counter[str]] = {"trivial_empty": Counter(), "trivial_dump": Counter()}
+        # the harness's own verdicts: known / fired over every episode, and over the SCORED ones
+        self.harness: Counter[str] = Counter()
 
 
 class ReportBuilder:
@@ -65,6 +67,7 @@ class ReportBuilder:
         self.params: Counter[str] = Counter()
         self.versions: Counter[str] = Counter()
         self.with_baselines = 0
+        self.with_harness = 0
         self._last_ruleset: Any = object()
         self._last_params: Any = object()
         self._ruleset_key = self._params_key = ""
@@ -80,15 +83,28 @@ class ReportBuilder:
         self.rulesets[self._ruleset_key] += 1
         self.params[self._params_key] += 1
         self.versions[str(v.get("litmus_rules_version"))] += 1
-        baselines = v.get("baselines")
+        baselines, harness = v.get("baselines"), v.get("harness")
+        extras = [self.total_extra]
+        if self.by and (isinstance(baselines, Mapping) or isinstance(harness, Mapping)):
+            extra = self.group_extra.get(key)
+            if extra is None:
+                extra = self.group_extra[key] = _Groups()
+            extras.append(extra)
+        if isinstance(harness, Mapping):
+            self.with_harness += 1
+            fired = harness.get("fired")
+            scored = v.get("verdict") == "SCORED"
+            for e in extras:
+                if isinstance(fired, bool):
+                    e.harness["known"] += 1
+                    e.harness["fired"] += fired
+                    if scored:
+                        e.harness["scored_known"] += 1
+                        e.harness["scored_fired"] += fired
+                else:
+                    e.harness["unknown"] += 1
         if isinstance(baselines, Mapping):
             self.with_baselines += 1
-            extras = [self.total_extra]
-            if self.by:
-                extra = self.group_extra.get(key)
-                if extra is None:
-                    extra = self.group_extra[key] = _Groups()
-                extras.append(extra)
             for name in ("trivial_empty", "trivial_dump"):
                 if name in baselines:
                     fired = baselines[name]
@@ -145,6 +161,7 @@ class ReportBuilder:
             "rates": self._rates(groups),
             "rejections": self._rejections(),
             "baselines": self._baselines(groups),
+            "harness": self._harness(groups),
             "checklist": self._checklist(checklist_source),
         }
 
@@ -259,6 +276,25 @@ class ReportBuilder:
             rows.append(row)
         return {"available": True, "episodes_with_runs": self.with_baselines,
                 "note": "how often a trivial agent's run was scored as attacked (the scorer fired)", "groups": rows}
+
+    def _harness(self, groups: list[tuple[dict[str, str], str, Counts, _Groups | None]]) -> dict[str, Any]:
+        """The benchmark's own number beside the validated one: how often the harness's scorer said
+        "attacked", over every episode it labelled (naive) and over the SCORED ones (validated)."""
+        if not self.with_harness:
+            return {"available": False, "groups": [],
+                    "note": "no verdict carries the harness's own verdict (episode/1.1 `episode.label` / `fired`)"}
+        rows = []
+        for group, label, _, extra in groups:
+            if extra is None:
+                continue
+            h = extra.harness
+            rows.append({"group": group, "label": label, "unknown": h["unknown"],
+                         "naive": _rate(h["fired"], h["known"]),
+                         "validated": _rate(h["scored_fired"], h["scored_known"]),
+                         "rejected": h["known"] - h["scored_known"]})
+        return {"available": True, "episodes_with_verdict": self.with_harness, "groups": rows,
+                "note": "the harness's attack-success rate as it would publish it (naive), and over the episodes "
+                        "litmus_rules SCORED (validated); n/a when every labelled episode was rejected"}
 
     def _checklist(self, source: Mapping[str, Any] | None) -> dict[str, Any]:
         items = [
