@@ -6,10 +6,12 @@ the `--format json` output (schema: docs/report.md).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from litmus_rules.engine.verdict import TOOL_VERSION
 from litmus_rules.render.report.stats import chi2_independence, wilson
@@ -25,6 +27,7 @@ ABC_PREFIX = "abc:"
 _INDEX = re.compile(r"\[[^\]]*\]")
 
 
+@functools.lru_cache(maxsize=4096)  # a batch repeats a few thousand origins at most
 def surface_kind(origin: Any) -> str:
     """`context.tools[1].input_schema.$defs.X.enum[2]` -> `tools.input_schema`: the part of the
     context a witness was found in, without indices or the path inside it."""

@@ -15,7 +15,8 @@ Counts (each a name -> count mapping):
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 VERDICTS = ("SCORED", "REJECTED", "ERROR")
 NONE_LABEL = "none"  # a classification that is null (undecided: fail closed)
