@@ -1,9 +1,10 @@
 """Argument predicates of episode/1.1 `tool_call` signals: does a value satisfy what a signal expects?
 
 A signal's argument is a plain value (equality, as in episode/1) or a predicate: `{equals}`,
-`{contains}`, `{regex}`, `{any_of: [...]}` or `{unordered: [...]}` (`io.wire.as_predicate` is the
-one definition of what a predicate is; docs/format.md the reference). In an episode/1 document there
-are no predicates: an object argument is a literal, whatever its key (`reading_predicates`).
+`{contains}`, `{regex}`, `{any_of: [...]}` or `{unordered: [...]}` (`episode_format.as_predicate`
+is the one definition of what a predicate is; docs/format.md the reference). In an episode/1
+document there are no predicates: an object argument is a literal, whatever its key
+(`reading_predicates`).
 
 Equality (a plain value, `equals`, the elements of `unordered` and of a list for `contains`) is the
 episode/1 reading of DESIGN Reading 3: values compare raw, normalised or as canonical paths, on
@@ -23,12 +24,8 @@ import contextvars
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from litmus_rules.episode_format import PREDICATES, VERSION_1_1, as_predicate  # noqa: F401 - re-exported
 from litmus_rules.errors import EvaluationError
-
-# io/wire.py holds the same two definitions (the format's); the layers keep `domain` from importing
-# `io`, so they are repeated here and tests/test_semantics11_predicates.py holds them equal.
-VERSION_1_1 = "episode/1.1"
-PREDICATES = ("equals", "contains", "regex", "any_of", "unordered")
 
 # Elements compared pairwise by `unordered`: past this many on either side the match is unknown.
 MAX_UNORDERED = 200
@@ -61,16 +58,6 @@ def episode_scope(document: Any) -> Iterator[None]:
 def reading_predicates() -> bool:
     """The reading in force: True inside the scope of a 1.1 episode. Outside any scope, episode/1's."""
     return _READING.get()
-
-
-def as_predicate(value: Any) -> tuple[str, Any] | None:
-    """(name, operand) when a signal's argument is a predicate in 1.1: an object with exactly one
-    key, that key one of PREDICATES (as `io.wire.as_predicate`)."""
-    if isinstance(value, Mapping) and len(value) == 1:
-        name = next(iter(value))
-        if name in PREDICATES:
-            return name, value[name]
-    return None
 
 
 def predicate_of(value: Any, predicates: bool | None = None) -> tuple[str, Any] | None:

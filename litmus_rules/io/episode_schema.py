@@ -11,6 +11,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from litmus_rules._resources import episode_schema_path
+from litmus_rules.episode_format import json_pointer
 from litmus_rules.io import wire
 from litmus_rules.io.jsontext import short as _short
 from litmus_rules.io.suggest import suggest
@@ -102,7 +103,7 @@ def _dotted(path: DocPath) -> str:
 
 
 def pointer(path: DocPath) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    return json_pointer(path)
 
 
 def kind_of(value: Any) -> str:

@@ -38,6 +38,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from litmus_rules.episode_format import PREDICATES, VERSION_1, VERSION_1_1, as_predicate, json_pointer
 from litmus_rules.io.jsontext import short
 
 __all__ = [
@@ -45,15 +46,10 @@ __all__ = [
     "normalise", "pointer", "schema_version", "upgrade",
 ]
 
-VERSION_1 = "episode/1"
-VERSION_1_1 = "episode/1.1"
 # Depth of a parsed `arguments` text, counted from the arguments object itself. Records sit at most
 # 5 levels down (/controls/null/dispatch/0/arguments): with this, a parsed document stays under the
 # loader's MAX_DEPTH (200), which the engine's recursive readers rely on.
 ARGUMENTS_MAX_DEPTH = 100
-# The keys that make a one-key object a predicate in a tool_call signal's `arguments` (the schema's
-# `$defs/argument` lists the same; tests/test_format11_schema.py holds them equal).
-PREDICATES = ("equals", "contains", "regex", "any_of", "unordered")
 
 Path = tuple[Any, ...]
 
@@ -68,7 +64,7 @@ class WireError(ValueError):
 
 def pointer(path: Path) -> str:
     """JSON Pointer (RFC 6901) of a path of keys and indices."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    return json_pointer(path)
 
 
 def schema_version(data: Any) -> str:
@@ -76,18 +72,6 @@ def schema_version(data: Any) -> str:
     episode/1 for everything else, so that a wrong or missing tag gets episode/1's message."""
     tag = data.get("litmus") if isinstance(data, Mapping) else None
     return VERSION_1_1 if tag == VERSION_1_1 else VERSION_1
-
-
-def as_predicate(value: Any) -> tuple[str, Any] | None:
-    """(name, operand) when a tool_call signal's argument value is a predicate, else None (the
-    value is compared for equality). A predicate is an object with exactly one key, that key one
-    of `PREDICATES`; `{equals: {contains: x}}` is how a literal object of that shape is written.
-    Only the first level of `arguments` holds predicates: inside a literal object, all is literal."""
-    if isinstance(value, Mapping) and len(value) == 1:
-        name = next(iter(value))
-        if name in PREDICATES:
-            return name, value[name]
-    return None
 
 
 def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-TAG = "episode/1.1"
+from litmus_rules.episode_format import VERSION_1_1, json_pointer
+
+TAG = VERSION_1_1
 # One JSON value read from a stream: a line of JSONL, an element of a top-level array. Bigger
 # values are reported as a Problem instead of being buffered without end.
 MAX_RECORD_CHARS = 16 * 2**20
@@ -36,7 +38,7 @@ def unknown(path: str, note: str) -> dict[str, str]:
 
 def pointer(*parts: Any) -> str:
     """A JSON Pointer from path parts (RFC 6901 escapes)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return json_pointer(parts)
 
 
 def text_part(text: str, injected: bool = False) -> dict[str, Any]:

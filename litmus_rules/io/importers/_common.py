@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from litmus_rules.episode_format import json_pointer
 from litmus_rules.io.importers._contract import Problem
 
 MAX_JSON_FILE = 256 * 2**20  # a whole-file JSON document (a .json log) is parsed in one piece
@@ -20,7 +21,7 @@ def unknown(path: str, note: str) -> dict[str, str]:
 
 
 def pointer(*parts: object) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return json_pointer(parts)
 
 
 def label(value: Any) -> str | None:
