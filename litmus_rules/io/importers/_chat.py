@@ -87,6 +87,15 @@ class Dialect(Protocol):
         """Add a request body, response, message or item to `into`; False if it is none of them."""
 
 
+def request_model_and_tools(dialect: Dialect, body: Mapping[str, Any], into: Exchange) -> None:
+    """What every provider's request body says the same way: the model, and the tools offered."""
+    if isinstance(body.get("model"), str) and into.model is None:
+        into.model = body["model"]
+    for t in body.get("tools") or []:
+        if dialect.is_tool(t):
+            into.tools.append(dialect.tool(t))
+
+
 def records(path: str, options: Options, dialect: Dialect, version: str) -> Iterator[Imported | Problem]:
     stem = os.path.basename(path)
     found = 0

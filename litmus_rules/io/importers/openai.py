@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from litmus_rules.io.importers import _chat
-from litmus_rules.io.importers._chat import Call, Exchange, Turn
+from litmus_rules.io.importers._chat import Call, Exchange, Turn, request_model_and_tools
 from litmus_rules.io.importers._common import tool as make_tool
 from litmus_rules.io.importers._contract import Imported, Options, Problem
 
@@ -87,11 +87,7 @@ class _Dialect:
             into.response_id = value["id"]
 
     def _request(self, body: Mapping[str, Any], into: Exchange) -> bool:
-        if isinstance(body.get("model"), str) and into.model is None:
-            into.model = body["model"]
-        for t in body.get("tools") or []:
-            if self.is_tool(t):
-                into.tools.append(self.tool(t))
+        request_model_and_tools(self, body, into)
         if isinstance(body.get("instructions"), str):
             into.system.append(body["instructions"])
         messages = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
