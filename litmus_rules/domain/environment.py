@@ -7,11 +7,7 @@ Each call of `build_environment` makes fresh caches: a RuleSet builds one and so
 
 from __future__ import annotations
 
-import functools
-import json
 from typing import Any, Mapping
-
-from litmus_rules._resources import episode_schema_path
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain import builtins, facts, joined
@@ -22,16 +18,6 @@ from litmus_rules.lang.environment import Environment
 from litmus_rules.lang.evaluate.reference import Reference as _Reference
 
 
-@functools.lru_cache(maxsize=1)
-def fact_schema() -> Mapping[str, Any]:
-    """The schema rules are checked against: episode/1.1's, a superset of episode/1's (every
-    episode/1 fact path is a 1.1 path), so that rules may read the 1.1 facts (`episode.state`,
-    `detector.decision_source`, ...); an episode/1 document simply lacks them (unknown)."""
-    with open(episode_schema_path("episode/1.1"), encoding="utf-8") as fh:
-        schema: Mapping[str, Any] = json.load(fh)
-    return schema
-
-
 def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
     """The domain environment, with caches of its own (read from the built-in table now, so a
     built-in replaced in `builtins.REGISTRY` is the one the next ruleset uses)."""
@@ -39,7 +25,7 @@ def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
     stopped: BoundedCache[tuple[Any, str]] = BoundedCache(facts.STOPPED_ENTRIES)
     return Environment(
         builtins.with_caches(builtins.REGISTRY, recent, joined._HaystackCache()),
-        facts.FactSchema(schema if schema is not None else fact_schema()),
+        facts.FactSchema(schema),  # None: the newest format's schema (facts.FACT_SCHEMA_VERSION)
         facts.derived_facts(stopped),
     )
 
