@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from litmus_rules.episode_format import VERSION_1_1, json_pointer
+from litmus_rules.episode_format import VERSION_1_1
+from litmus_rules.io.importers._common import pointer, unknown  # noqa: F401 - the importers' one definition, re-exported
 
 TAG = VERSION_1_1
 # One JSON value read from a stream: a line of JSONL, an element of a top-level array. Bigger
@@ -30,15 +31,6 @@ class RecordError(Exception):
         super().__init__(message)
         self.position = position
         self.message = message
-
-
-def unknown(path: str, note: str) -> dict[str, str]:
-    return {"path": path, "note": note}
-
-
-def pointer(*parts: Any) -> str:
-    """A JSON Pointer from path parts (RFC 6901 escapes)."""
-    return json_pointer(parts)
 
 
 def text_part(text: str, injected: bool = False) -> dict[str, Any]:

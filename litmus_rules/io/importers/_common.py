@@ -21,6 +21,7 @@ def unknown(path: str, note: str) -> dict[str, str]:
 
 
 def pointer(*parts: object) -> str:
+    """A JSON Pointer from path parts (RFC 6901 escapes)."""
     return json_pointer(parts)
 
 
