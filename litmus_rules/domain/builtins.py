@@ -506,11 +506,17 @@ def _declared_unknown(unknowns: Any, pointer: Any) -> bool:
     if unknowns is UNKNOWN:  # no `unknowns`: nothing declared
         return False
     _need(unknowns, list, "a list of {path, note}", "declared_unknown")
+    from litmus_rules.domain.unknowns import Declared, parse_pointer, related
+
+    wanted = Declared(pointer, parse_pointer(pointer) or (), "")
     for entry in unknowns:
         path = entry.get("path") if isinstance(entry, Mapping) else None
         if not isinstance(path, str):
             raise EvalFailure(f"`declared_unknown`: an entry of `unknowns` has no path: {type_name(entry)}")
-        if path == pointer or pointer.startswith(path + "/") or path.startswith(pointer + "/") or path == "":
+        if path == "":  # the whole document
+            return True
+        tokens = parse_pointer(path)  # a malformed pointer names nothing, as when the engine masks
+        if tokens is not None and related(wanted, tokens):
             return True
     return False
 
