@@ -56,7 +56,8 @@ import attrs
 from litmus_rules.domain.steps import left_out
 from litmus_rules.domain.surfaces import received_surfaces
 from litmus_rules.domain.walk import MAX_DEPTH, WalkLimit
-from litmus_rules.io.wire import as_predicate
+from litmus_rules.domain.predicates import reads_predicates
+from litmus_rules.episode_format import as_predicate
 
 STUB_VERSION = "1"
 
@@ -292,7 +293,7 @@ def attack_calls(instance: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     for signal in _list(detector.get("signals")):
         if isinstance(signal, Mapping) and signal.get("kind") == "tool_call" and isinstance(signal.get("tool"), str):
             base = default_arguments(by_name[signal["tool"]]) if signal["tool"] in by_name else {}
-            wanted = _wanted(signal) if instance.get("litmus") == "episode/1.1" else _mapping(signal.get("arguments"))
+            wanted = _wanted(signal) if reads_predicates(instance) else _mapping(signal.get("arguments"))
             calls.append((signal["tool"], _merge(base, wanted)))
     unique: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
