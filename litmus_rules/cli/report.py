@@ -7,65 +7,23 @@ The ABC checklist reads the `abc:` tags of the rules given by `--rules` (default
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from litmus_rules.cli._common import EXIT_OK, write
-from litmus_rules.diagnostics import code_for
 from litmus_rules.engine import stages
-from litmus_rules.errors import FactsError
+from litmus_rules.io.verdicts import read_verdicts
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.render.json import dumps
 from litmus_rules.render.report.compute import ReportBuilder
 from litmus_rules.render.report.present import render_html, render_markdown
-from litmus_rules.render.report.provenance import generated_at, input_hashes
+from litmus_rules.render.report.provenance import generated_at
 from litmus_rules.render.report.summary import parse_by
 
 FORMATS = ("html", "md", "json")
-
-
-def read_verdicts(path: str) -> Iterator[dict[str, Any]]:
-    """The verdicts of one file: JSON Lines, or one `check --format json` document."""
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise FactsError(f"cannot read `{path}`: {exc.strerror or exc}", source=path,
-                         code=code_for("unreadable-input")) from None
-    with fh:
-        first = fh.readline()
-        if first.strip() == b"{":  # an indented `check --format json` document
-            try:
-                doc = json.loads(first + fh.read())
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise FactsError(f"not a JSON document: {exc}", source=path, code=code_for("unparseable-input")) from None
-            verdicts = doc.get("verdicts") if isinstance(doc, dict) else None
-            if not isinstance(verdicts, list):
-                raise FactsError("a JSON document without `verdicts`", source=path, code=code_for("not-an-object"))
-            yield from (v for v in verdicts if isinstance(v, dict))
-            return
-        line_no = 0
-        for line in _chain(first, fh):
-            line_no += 1
-            if not line.strip():
-                continue
-            try:
-                v = json.loads(line)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise FactsError(f"not a JSON verdict: {exc}", source=path, line=line_no,
-                                 code=code_for("unparseable-input")) from None
-            if not isinstance(v, dict) or "verdict" not in v:
-                raise FactsError("not a verdict object (no `verdict` key)", source=path, line=line_no,
-                                 code=code_for("not-an-object"))
-            yield v
-
-
-def _chain(first: bytes, rest: Any) -> Iterator[bytes]:
-    if first:
-        yield first
-    yield from rest
-
 
 def rules_metadata(path: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Each rule's name, tags and cite, and the ruleset's identity, from the rule files (parsed
@@ -82,12 +40,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     fmt = args.format or _format_of(args.output)
     meta, identity = rules_metadata(args.rules)
     builder = ReportBuilder(parse_by(args.by), meta)
+    inputs = []
     for path in args.inputs:
-        for v in read_verdicts(path):
+        digest = hashlib.sha256()
+        for v in read_verdicts(path, digest):
             builder.add(v)
-    hashes = {json.loads(k)["hash"] for k in builder.rulesets if json.loads(k)}
+        inputs.append({"path": path if path == "-" else str(Path(path)), "sha256": "sha256:" + digest.hexdigest()})
+    hashes = {r.get("hash") if isinstance(r, dict) else None for r in map(json.loads, builder.rulesets)}
     identity["matches_verdicts"] = hashes == {identity["hash"]}
-    report = builder.build(inputs=input_hashes(args.inputs), generated_at=generated_at(), checklist_source=identity)
+    report = builder.build(inputs=inputs, generated_at=generated_at(), checklist_source=identity)
     if fmt == "json":
         text = dumps(report, indent=2) + "\n"
     elif fmt == "html":

@@ -15,7 +15,7 @@ from typing import Any
 
 from litmus_rules.engine.verdict import TOOL_VERSION
 from litmus_rules.render.report.stats import chi2_independence, wilson
-from litmus_rules.render.report.summary import NONE_LABEL, Counts, Summary, group_value
+from litmus_rules.render.report.summary import NONE_LABEL, Counts, Summary, digest, unpack_reasons
 
 SCHEMA = "litmus-report/1"
 ATTACKED = "executed"  # the label that means the attack took effect
@@ -76,24 +76,37 @@ class ReportBuilder:
         self._ruleset_key = self._params_key = ""
 
     def add(self, v: Mapping[str, Any]) -> None:
-        key = self.summary.add(v)
+        rejected = v.get("verdict") == "REJECTED"
+        if rejected:
+            rules, kinds, firsts = unpack_reasons(v.get("reasons"))
+            key = self.summary.add(v, digest(v, rules, kinds))
+        else:
+            key = self.summary.add(v)
         # almost every verdict repeats the previous one's ruleset and params: compare, serialize rarely
         ruleset, params = v.get("ruleset"), v.get("params")
         if ruleset != self._last_ruleset:
-            self._last_ruleset, self._ruleset_key = ruleset, json.dumps(ruleset, sort_keys=True)
+            self._last_ruleset, self._ruleset_key = ruleset, json.dumps(ruleset, sort_keys=True, default=str)
         if params != self._last_params:
-            self._last_params, self._params_key = params, json.dumps(params, sort_keys=True)
+            self._last_params, self._params_key = params, json.dumps(params, sort_keys=True, default=str)
         self.rulesets[self._ruleset_key] += 1
         self.params[self._params_key] += 1
-        self.versions[str(v.get("litmus_rules_version"))] += 1
+        version = v.get("litmus_rules_version")
+        self.versions[version if type(version) is str else str(version)] += 1
         baselines, harness = v.get("baselines"), v.get("harness")
+        if isinstance(baselines, dict) or isinstance(harness, dict):
+            self._add_runs(key, v, baselines, harness)
+        if rejected:
+            self._add_rejection(v, rules, firsts)
+
+    def _add_runs(self, key: tuple[str, ...], v: Mapping[str, Any], baselines: Any, harness: Any) -> None:
+        """The trivial agents' and the harness's own verdicts, overall and in the verdict's group."""
         extras = [self.total_extra]
-        if self.by and (isinstance(baselines, Mapping) or isinstance(harness, Mapping)):
+        if self.by:
             extra = self.group_extra.get(key)
             if extra is None:
                 extra = self.group_extra[key] = _Groups()
             extras.append(extra)
-        if isinstance(harness, Mapping):
+        if isinstance(harness, dict):
             self.with_harness += 1
             fired = harness.get("fired")
             scored = v.get("verdict") == "SCORED"
@@ -106,7 +119,7 @@ class ReportBuilder:
                         e.harness["scored_fired"] += fired
                 else:
                     e.harness["unknown"] += 1
-        if isinstance(baselines, Mapping):
+        if isinstance(baselines, dict):
             self.with_baselines += 1
             for name in ("trivial_empty", "trivial_dump"):
                 if name in baselines:
@@ -114,18 +127,24 @@ class ReportBuilder:
                     state = "fired" if fired is True else "not_fired" if fired is False else "unknown"
                     for e in extras:
                         e.baselines[name][state] += 1
-        if v.get("verdict") != "REJECTED":
-            return
+
+    def _add_rejection(self, v: Mapping[str, Any], rules: Sequence[str], firsts: Sequence[dict[str, Any] | None]) -> None:
+        """Each reason's (rule, surface kind, transform) cell, its first witnesses, and the checklist
+        items its rule checks."""
         hit: set[str] = set()
-        for reason in v.get("reasons") or ():
-            rule = str(reason.get("rule"))
-            hit.update(self.rule_items.get(rule, ()))
-            witnesses = reason.get("witnesses") or ()
-            first = witnesses[0] if witnesses and isinstance(witnesses[0], Mapping) else {}
-            cell = (rule, surface_kind(first.get("origin")) if first else "-", str(first.get("transform") or "-"))
-            if cell not in self.breakdown and len(self.breakdown) >= MAX_BREAKDOWN_ROWS:
+        breakdown, rule_items = self.breakdown, self.rule_items
+        for rule, first in zip(rules, firsts):
+            items = rule_items.get(rule)
+            if items:
+                hit.update(items)
+            if not first:
+                cell = (rule, "-", "-")
+            else:
+                origin, transform = first.get("origin"), first.get("transform")
+                cell = (rule, surface_kind(origin) if type(origin) is str else "-", str(transform or "-"))
+            if cell not in breakdown and len(breakdown) >= MAX_BREAKDOWN_ROWS:
                 cell = ("(other)", "-", "-")
-            self.breakdown[cell] += 1
+            breakdown[cell] += 1
             if first:
                 kept = self.witnesses.setdefault(cell, [])
                 if len(kept) < TOP_WITNESSES:

@@ -31,6 +31,48 @@ SUMMARY_NOTE = (
 )
 
 
+Digest = tuple  # (verdict, classification, reason rules, reason kinds, observed_classification)
+
+
+def _key(value: Any) -> str:
+    """A count's key: verdict files are untrusted, and a list where a label belongs must count
+    (as its text), not crash the report."""
+    return value if type(value) is str else str(value)
+
+
+def unpack_reasons(reasons: Any) -> tuple[tuple[str, ...], tuple[str, ...], list[dict[str, Any] | None]]:
+    """(rules, kinds, first witnesses) of a verdict's reasons, in one loop: the per-reason work of
+    both the counts and the report's breakdown."""
+    rules: list[str] = []
+    kinds: list[str] = []
+    firsts: list[dict[str, Any] | None] = []
+    if isinstance(reasons, list):
+        for r in reasons:
+            if isinstance(r, dict):
+                rule, kind, w = r.get("rule"), r.get("kind"), r.get("witnesses")
+                first = w[0] if isinstance(w, list) and w and isinstance(w[0], dict) else None
+            else:
+                rule = kind = first = None
+            rules.append(rule if type(rule) is str else str(rule))
+            kinds.append(kind if type(kind) is str else str(kind))
+            firsts.append(first)
+    return tuple(rules), tuple(kinds), firsts
+
+
+def digest(v: Mapping[str, Any], rules: tuple[str, ...] | None = None, kinds: tuple[str, ...] = ()) -> Digest:
+    """What the counts need of one verdict, as a hashable tuple: a batch has few distinct digests
+    (a handful of verdict x label x reason combinations), so counting digests and expanding them at
+    the end costs one tuple and one dict update per verdict, whatever the number of groups.
+    `rules` and `kinds`: the verdict's `unpack_reasons`, when the caller has them already."""
+    verdict = _key(v.get("verdict"))
+    if verdict == "SCORED":
+        return (verdict, _key(v.get("classification") or NONE_LABEL), (), (), None)
+    if rules is None:
+        rules, kinds, _ = unpack_reasons(v.get("reasons"))
+    observed = v.get("observed_classification") if verdict == "REJECTED" else None
+    return (verdict, None, rules, kinds, None if observed is None else _key(observed))
+
+
 class Counts:
     """The counts of one set of verdicts (the whole batch, or one group)."""
 
@@ -47,25 +89,25 @@ class Counts:
         self.several = 0
 
     def add(self, v: Mapping[str, Any]) -> None:
-        verdict = v.get("verdict")
-        self.verdict[verdict] += 1
-        reasons = v.get("reasons") or ()
+        self.add_digest(digest(v))
+
+    def add_digest(self, d: Digest, n: int = 1) -> None:
+        verdict, label, rules, kinds, observed = d
+        self.verdict[verdict] += n
+        if verdict == "SCORED":
+            self.classification[label] += n
+            return
+        for kind in kinds:
+            self.reason_kind[kind] += n
         if verdict == "REJECTED":
-            for r in reasons:
-                self.reason[r.get("rule")] += 1
-                self.reason_kind[r.get("kind")] += 1
-            if len(reasons) == 1:
-                self.reason_alone[reasons[0].get("rule")] += 1
+            for rule in rules:
+                self.reason[rule] += n
+            if len(rules) == 1:
+                self.reason_alone[rules[0]] += n
             else:
-                self.several += 1
-            observed = v.get("observed_classification")
+                self.several += n
             if observed is not None:
-                self.observed_classification[observed] += 1
-        elif verdict == "SCORED":
-            self.classification[v.get("classification") or NONE_LABEL] += 1
-        else:
-            for r in reasons:
-                self.reason_kind[r.get("kind")] += 1
+                self.observed_classification[observed] += n
 
     @property
     def episodes(self) -> int:
@@ -101,18 +143,24 @@ def parse_by(text: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def group_value(v: Mapping[str, Any], key: str) -> str:
-    """The value of a dotted key (`run.model`) in a verdict, as text; NO_GROUP when absent."""
+def group_value(v: Mapping[str, Any], key: str | tuple[str, ...]) -> str:
+    """The value of a dotted key (`run.model`, or its parts) in a verdict, as text; NO_GROUP when
+    absent."""
     node: Any = v
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+    for part in key.split(".") if isinstance(key, str) else key:
+        if not isinstance(node, dict) or part not in node:
             return NO_GROUP
         node = node[part]
     if node is None:
         return NO_GROUP
     if isinstance(node, bool):
         return "true" if node else "false"
-    return str(node)
+    return node if type(node) is str else str(node)
+
+
+# Distinct (group, digest) pairs held before they are expanded into the groups' counts: bounds the
+# tally's memory on a batch whose reasons are all different (hostile rule names, say).
+TALLY_LIMIT = 50_000
 
 
 class Summary:
@@ -120,25 +168,44 @@ class Summary:
 
     def __init__(self, by: Iterable[str] = ()) -> None:
         self.by = tuple(by)
-        self.total = Counts()
-        self.groups: dict[tuple[str, ...], Counts] = {}
+        self._paths = tuple(tuple(k.split(".")) for k in self.by)
+        self._total = Counts()
+        self._groups: dict[tuple[str, ...], Counts] = {}
+        self._tally: Counter[tuple[tuple[str, ...], Digest]] = Counter()
 
     def group_of(self, v: Mapping[str, Any]) -> tuple[str, ...]:
-        key = tuple(group_value(v, k) for k in self.by)
-        if key not in self.groups and len(self.groups) >= MAX_GROUPS:
-            key = tuple(OTHER_GROUP for _ in self.by)
+        key = tuple(group_value(v, path) for path in self._paths)
+        if key not in self._groups:
+            if len(self._groups) >= MAX_GROUPS:
+                key = tuple(OTHER_GROUP for _ in self.by)
+            self._groups.setdefault(key, Counts())
         return key
 
-    def add(self, v: Mapping[str, Any]) -> tuple[str, ...]:
-        self.total.add(v)
-        if not self.by:
-            return ()
-        key = self.group_of(v)
-        counts = self.groups.get(key)
-        if counts is None:
-            counts = self.groups[key] = Counts()
-        counts.add(v)
+    def add(self, v: Mapping[str, Any], d: Digest | None = None) -> tuple[str, ...]:
+        """Count one verdict (`d`: its `digest`, when the caller made it); its group's key."""
+        key = self.group_of(v) if self.by else ()
+        tally = self._tally
+        tally[(key, digest(v) if d is None else d)] += 1
+        if len(tally) > TALLY_LIMIT:
+            self._flush()
         return key
+
+    def _flush(self) -> None:
+        for (key, d), n in self._tally.items():
+            self._total.add_digest(d, n)
+            if self.by:
+                self._groups[key].add_digest(d, n)
+        self._tally.clear()
+
+    @property
+    def total(self) -> Counts:
+        self._flush()
+        return self._total
+
+    @property
+    def groups(self) -> dict[tuple[str, ...], Counts]:
+        self._flush()
+        return self._groups
 
     def sorted_groups(self) -> list[tuple[tuple[str, ...], Counts]]:
         return sorted(self.groups.items(), key=lambda kv: kv[0])
