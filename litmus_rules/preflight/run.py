@@ -34,16 +34,14 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import traceback
 from typing import IO, Any, Mapping, Sequence
 
 import attrs
-import yaml
 
+from litmus_rules.atomic import AtomicFile, copy_file
 from litmus_rules.preflight import scoring
 from litmus_rules.preflight import stubs
 from litmus_rules.errors import EvaluationError, LitmusConfigError
@@ -51,6 +49,7 @@ from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
 from litmus_rules.preflight import harness as harness_runs
 from litmus_rules.preflight.scorer_process import ScorerProcess
+from litmus_rules.preflight.writeback import dump_yaml, round_trip
 from litmus_rules.preflight.scoring import (Scorer, declared_scorer, declared_scorer_identity, invalid_labels,
                                             positive_labels, to_label)
 
@@ -287,25 +286,6 @@ def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict
 # --- reading and writing files --------------------------------------------------------------------
 
 
-class _BlockDumper(yaml.SafeDumper):
-    """The safe dumper, with multi-line strings (echoed transcripts) as `|` blocks an auditor can
-    read, and no anchors (positive and compliance share one run; each is written out in full)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    # Other line breaks (CR, NEL, LS, PS) and a BOM do not survive a block or single quotes with
-    # allow_unicode: only double quotes escape them. Everything else multi-line reads best as `|`.
-    if any(c in text for c in "\r\x85\u2028\u2029\ufeff"):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
-
-
-_BlockDumper.add_representer(str, _represent_str)
-
-
 def _kind(path: str) -> str:
     """How an input file is written back: yaml, json (one object), json-array or jsonl; by its
     extension, else sniffed as the loader does (JSONL when the first line is a whole object)."""
@@ -335,20 +315,24 @@ def _json(doc: Any, indent: int | None) -> str:
 
 
 class _Output:
-    """One output file: written to a temporary file beside it, moved into place on commit, so an
-    interrupted run never leaves a truncated file. `path=None` streams JSONL to `stream`."""
+    """One output file, written atomically (`atomic.AtomicFile`: an interrupted run never leaves a
+    truncated file; a new file gets the umask's mode, an existing one keeps its own). `path=None`
+    streams JSONL to `stream`. A YAML file is written on commit, as a round trip of its `source`
+    (`writeback.py`: comments and layout kept)."""
 
-    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None) -> None:
-        self.path, self.kind, self.count, self.tmp = path, kind, 0, ""
+    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None, source: str | None = None) -> None:
+        self.path, self.kind, self.count, self.source = path, kind, 0, source
+        self.yaml_docs: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (instance with controls, controls)
+        self.file: AtomicFile | None = None
         if path is None:
             assert stream is not None
             self.fh = stream
             return
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(prefix=".litmus-preflight-", suffix=".tmp", dir=os.path.dirname(path) or ".")
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
+        self.file = AtomicFile(path)
+        self.fh = self.file.open()
 
-    def add(self, doc: dict[str, Any]) -> None:
+    def add(self, doc: dict[str, Any], controls: dict[str, Any] | None = None) -> None:
         if self.kind == "jsonl":
             self.fh.write(_json(doc, None) + "\n")
         elif self.kind == "json":
@@ -356,34 +340,63 @@ class _Output:
         elif self.kind == "json-array":
             self.fh.write(("[\n  " if self.count == 0 else ",\n  ") + _json(doc, 2).replace("\n", "\n  "))
         else:
-            self.fh.write(yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True,
-                                    explicit_start=self.count > 0, width=100))
+            self.yaml_docs.append((doc, controls if controls is not None else doc.get("controls", {})))
         self.count += 1
 
     def commit(self, copy_of: str | None = None) -> None:
         """Move into place; `copy_of` replaces the content with that file's bytes, unchanged."""
-        if self.path is None:
+        if self.file is None:
             self.fh.flush()
             return
-        if self.kind == "json-array":
-            self.fh.write("\n]\n" if self.count else "[]\n")
-        self.fh.close()
         try:
             if copy_of is not None:
-                shutil.copyfile(copy_of, self.tmp)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
-            os.replace(self.tmp, self.path)
+                self.file.abort()
+                copy_file(copy_of, self.file.path)
+                return
+            if self.kind == "json-array":
+                self.fh.write("\n]\n" if self.count else "[]\n")
+            elif self.kind == "yaml":
+                self.fh.write(self._yaml_text())
         except BaseException:
             self.abort()
             raise
+        self.file.commit()
+
+    def _yaml_text(self) -> str:
+        if self.source is not None and self.yaml_docs:
+            kept = _round_trip(self.source, self.yaml_docs)
+            if kept is not None:
+                return kept
+        return "".join(dump_yaml(doc, i == 0) for i, (doc, _) in enumerate(self.yaml_docs))
 
     def abort(self) -> None:
-        if self.path is not None:
-            self.fh.close()
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
+        if self.file is not None:
+            self.file.abort()
+
+
+def _round_trip(source: str, docs: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
+    """The source YAML file with the new controls, its comments and layout kept; None when that
+    cannot be done exactly (`writeback.round_trip`)."""
+    from litmus_rules.io.load import parse_yaml_text
+
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    def read(written: str) -> list[Any] | None:
+        loaded = list(parse_yaml_text(source, written))
+        return None if any(d.error is not None for d in loaded) else [d.data for d in loaded]
+
+    originals = read(text)
+    if originals is None or len(originals) != len(docs):
+        return None
+    controls = [c for _, c in docs]
+    expected = [with_controls(original, c) for original, c in zip(originals, controls)]
+    return round_trip(text, controls, read, expected)
 
 
 def plan_outputs(inputs: Sequence[str], outdir: str | None) -> list[tuple[Any, str | None]]:
@@ -464,7 +477,8 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
             report.input_errors.append(_error(entry))
             continue
         try:
-            out = stream_out or _Output(dest, "jsonl" if entry == "-" else _kind(entry))
+            kind = "jsonl" if entry == "-" else _kind(entry)
+            out = stream_out or _Output(dest, kind, source=entry if kind == "yaml" else None)
         except OSError as exc:
             report.input_errors.append({"source": entry, "line": None, "id": None,
                                         "message": f"cannot read `{entry}`: {exc.strerror or exc}"})
@@ -479,7 +493,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
                     assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
                     where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
                     results.append(preflight_instance(loaded.data, scorer, where, replace_controls))
-                    out.add(with_controls(loaded.data, results[-1].controls))
+                    out.add(with_controls(loaded.data, results[-1].controls), results[-1].controls)
             status = "written"
             if errors and stream_out is None:
                 status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied
