@@ -1,4 +1,6 @@
-"""What the commands share: exit codes, rules options, output writing and signal handling.
+"""What the commands share: exit codes, which ruleset a command uses (`--rules`, else the config's,
+else a `rules/` folder upward, else the shipped rules: `config.py`) and the one line naming it, the
+config's params and defaults, output writing and signal handling.
 
 When the output cannot be written (a full disk, a path that cannot be created, a closed stdout)
 the run ends with a one-line message and exit 2, and no partial or temporary file is left.

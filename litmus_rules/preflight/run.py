@@ -18,7 +18,8 @@ says `source: stub`, and it is kept as it is (unless `replace_controls`); prefli
 the absent controls and the stale runs of its own (`source: stub`), writing `source: stub` on them.
 It still runs and scores every stub, and reports where a stub disagrees with the harness's run
 (label, fired, the decisions on attack calls; `harness.py`). The findings are computed from the
-controls as written, i.e. as `check` will read them. The summary is rendered by `report.py`. episode/1 has no `source` field, so an episode/1 instance
+controls as written, i.e. as `check` will read them. The summary is rendered by `report.py`; the
+files are written by `writeback.py` (atomically; YAML as a round trip that keeps its comments). episode/1 has no `source` field, so an episode/1 instance
 cannot say which runs are the harness's: its controls are all replaced, as before 1.1.
 
 Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
@@ -32,7 +33,6 @@ stub/harness disagreements are warnings only: `check` does not reject for them.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 import time
@@ -41,7 +41,6 @@ from typing import IO, Any, Mapping, Sequence
 
 import attrs
 
-from litmus_rules.atomic import AtomicFile, copy_file
 from litmus_rules.preflight import scoring
 from litmus_rules.preflight import stubs
 from litmus_rules.errors import EvaluationError, LitmusConfigError
@@ -49,7 +48,9 @@ from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
 from litmus_rules.preflight import harness as harness_runs
 from litmus_rules.preflight.scorer_process import ScorerProcess
-from litmus_rules.preflight.writeback import dump_yaml, round_trip
+from litmus_rules.preflight.writeback import Output as _Output
+from litmus_rules.preflight.writeback import kind_of_file as _kind
+from litmus_rules.preflight.writeback import with_controls
 from litmus_rules.preflight.scoring import (Scorer, declared_scorer, declared_scorer_identity, invalid_labels,
                                             positive_labels, to_label)
 
@@ -273,130 +274,7 @@ def preflight_instance(instance: Mapping[str, Any], scorer: Scorer | ScorerProce
                   list(kept), disagreements, declared_scorer_identity(instance))
 
 
-def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict[str, Any]:
-    """The instance with `controls` replaced by the ones preflight decided on (which include the
-    harness's runs it kept), keeping key order: where it was, else before `episode`/`extra`, else last."""
-    keys = [k for k in instance if k != "controls"]
-    at = list(instance).index("controls") if "controls" in instance else next(
-        (i for i, k in enumerate(keys) if k in ("episode", "extra")), len(keys))
-    keys.insert(at, "controls")
-    return {k: controls if k == "controls" else instance[k] for k in keys}
-
-
 # --- reading and writing files --------------------------------------------------------------------
-
-
-def _kind(path: str) -> str:
-    """How an input file is written back: yaml, json (one object), json-array or jsonl; by its
-    extension, else sniffed as the loader does (JSONL when the first line is a whole object)."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext in (".yaml", ".yml", ".jsonl"):
-        return "jsonl" if ext == ".jsonl" else "yaml"
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-    first = head.split(b"\n", 1)[0].strip()
-    if ext != ".json" and first.startswith(b"{") and first.endswith(b"}"):
-        try:
-            return "jsonl" if isinstance(json.loads(first), dict) else "json"
-        except ValueError:
-            pass
-    if ext != ".json" and not head.startswith((b"{", b"[")):
-        return "yaml"
-    return "json-array" if head.startswith(b"[") else "json"
-
-
-def _json(doc: Any, indent: int | None) -> str:
-    text = json.dumps(doc, ensure_ascii=False, indent=indent)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (JSON allows "\ud800"): only an escape can carry it
-        text = json.dumps(doc, ensure_ascii=True, indent=indent)
-    return text
-
-
-class _Output:
-    """One output file, written atomically (`atomic.AtomicFile`: an interrupted run never leaves a
-    truncated file; a new file gets the umask's mode, an existing one keeps its own). `path=None`
-    streams JSONL to `stream`. A YAML file is written on commit, as a round trip of its `source`
-    (`writeback.py`: comments and layout kept)."""
-
-    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None, source: str | None = None) -> None:
-        self.path, self.kind, self.count, self.source = path, kind, 0, source
-        self.yaml_docs: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (instance with controls, controls)
-        self.file: AtomicFile | None = None
-        if path is None:
-            assert stream is not None
-            self.fh = stream
-            return
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        self.file = AtomicFile(path)
-        self.fh = self.file.open()
-
-    def add(self, doc: dict[str, Any], controls: dict[str, Any] | None = None) -> None:
-        if self.kind == "jsonl":
-            self.fh.write(_json(doc, None) + "\n")
-        elif self.kind == "json":
-            self.fh.write(_json(doc, 2) + "\n")
-        elif self.kind == "json-array":
-            self.fh.write(("[\n  " if self.count == 0 else ",\n  ") + _json(doc, 2).replace("\n", "\n  "))
-        else:
-            self.yaml_docs.append((doc, controls if controls is not None else doc.get("controls", {})))
-        self.count += 1
-
-    def commit(self, copy_of: str | None = None) -> None:
-        """Move into place; `copy_of` replaces the content with that file's bytes, unchanged."""
-        if self.file is None:
-            self.fh.flush()
-            return
-        try:
-            if copy_of is not None:
-                self.file.abort()
-                copy_file(copy_of, self.file.path)
-                return
-            if self.kind == "json-array":
-                self.fh.write("\n]\n" if self.count else "[]\n")
-            elif self.kind == "yaml":
-                self.fh.write(self._yaml_text())
-        except BaseException:
-            self.abort()
-            raise
-        self.file.commit()
-
-    def _yaml_text(self) -> str:
-        if self.source is not None and self.yaml_docs:
-            kept = _round_trip(self.source, self.yaml_docs)
-            if kept is not None:
-                return kept
-        return "".join(dump_yaml(doc, i == 0) for i, (doc, _) in enumerate(self.yaml_docs))
-
-    def abort(self) -> None:
-        if self.file is not None:
-            self.file.abort()
-
-
-def _round_trip(source: str, docs: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
-    """The source YAML file with the new controls, its comments and layout kept; None when that
-    cannot be done exactly (`writeback.round_trip`)."""
-    from litmus_rules.io.load import parse_yaml_text
-
-    try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-
-    def read(written: str) -> list[Any] | None:
-        loaded = list(parse_yaml_text(source, written))
-        return None if any(d.error is not None for d in loaded) else [d.data for d in loaded]
-
-    originals = read(text)
-    if originals is None or len(originals) != len(docs):
-        return None
-    controls = [c for _, c in docs]
-    expected = [with_controls(original, c) for original, c in zip(originals, controls)]
-    return round_trip(text, controls, read, expected)
 
 
 def plan_outputs(inputs: Sequence[str], outdir: str | None) -> list[tuple[Any, str | None]]:

@@ -1,4 +1,5 @@
-"""Writing a YAML file of instances back with their `controls`: a round trip that keeps the file.
+"""Writing instances back with their `controls` (`Output`: one file, atomically, in the input's
+format), and for YAML a round trip that keeps the file.
 
 A YAML input is read again with ruamel.yaml's round-trip loader, each document gets its new
 `controls` (where the key was, else before `episode`/`extra`, else last: `run.with_controls`), and
@@ -13,12 +14,16 @@ never differs in data from the decision, only in layout.
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import IO, Any, Callable, Mapping, Sequence
 
 import yaml
 
-__all__ = ["BlockDumper", "dump_yaml", "guess_indent", "round_trip"]
+from litmus_rules.atomic import AtomicFile, copy_file
+
+__all__ = ["BlockDumper", "Output", "dump_yaml", "guess_indent", "kind_of_file", "round_trip", "with_controls"]
 
 # Other line breaks (CR, NEL, LS, PS) and a BOM do not survive a block or single quotes with
 # allow_unicode: only double quotes escape them. Everything else multi-line reads best as `|`.
@@ -160,3 +165,131 @@ def round_trip(text: str, controls: Sequence[Mapping[str, Any]],
         return None  # a stream the round trip cannot take: the safe dumper writes it
     written = out.getvalue()
     return written if read_back(written) == list(expected) else None
+
+
+# ---- one output file ---------------------------------------------------------------------------------
+
+
+def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict[str, Any]:
+    """The instance with `controls` replaced by the ones preflight decided on (which include the
+    harness's runs it kept), keeping key order: where it was, else before `episode`/`extra`, else last."""
+    keys = [k for k in instance if k != "controls"]
+    at = list(instance).index("controls") if "controls" in instance else next(
+        (i for i, k in enumerate(keys) if k in ("episode", "extra")), len(keys))
+    keys.insert(at, "controls")
+    return {k: controls if k == "controls" else instance[k] for k in keys}
+
+
+def kind_of_file(path: str) -> str:
+    """How an input file is written back: yaml, json (one object), json-array or jsonl; by its
+    extension, else sniffed as the loader does (JSONL when the first line is a whole object)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".yaml", ".yml", ".jsonl"):
+        return "jsonl" if ext == ".jsonl" else "yaml"
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = head.split(b"\n", 1)[0].strip()
+    if ext != ".json" and first.startswith(b"{") and first.endswith(b"}"):
+        try:
+            return "jsonl" if isinstance(json.loads(first), dict) else "json"
+        except ValueError:
+            pass
+    if ext != ".json" and not head.startswith((b"{", b"[")):
+        return "yaml"
+    return "json-array" if head.startswith(b"[") else "json"
+
+
+def _json(doc: Any, indent: int | None) -> str:
+    text = json.dumps(doc, ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON allows "\ud800"): only an escape can carry it
+        text = json.dumps(doc, ensure_ascii=True, indent=indent)
+    return text
+
+
+class Output:
+    """One output file, written atomically (`atomic.AtomicFile`: an interrupted run never leaves a
+    truncated file; a new file gets the umask's mode, an existing one keeps its own). `path=None`
+    streams JSONL to `stream`. A YAML file is written on commit, as a round trip of its `source`
+    (`writeback.py`: comments and layout kept)."""
+
+    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None, source: str | None = None) -> None:
+        self.path, self.kind, self.count, self.source = path, kind, 0, source
+        self.yaml_docs: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (instance with controls, controls)
+        self.file: AtomicFile | None = None
+        if path is None:
+            assert stream is not None
+            self.fh = stream
+            return
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self.file = AtomicFile(path)
+        self.fh = self.file.open()
+
+    def add(self, doc: dict[str, Any], controls: dict[str, Any] | None = None) -> None:
+        if self.kind == "jsonl":
+            self.fh.write(_json(doc, None) + "\n")
+        elif self.kind == "json":
+            self.fh.write(_json(doc, 2) + "\n")
+        elif self.kind == "json-array":
+            self.fh.write(("[\n  " if self.count == 0 else ",\n  ") + _json(doc, 2).replace("\n", "\n  "))
+        else:
+            self.yaml_docs.append((doc, controls if controls is not None else doc.get("controls", {})))
+        self.count += 1
+
+    def commit(self, copy_of: str | None = None) -> None:
+        """Move into place; `copy_of` replaces the content with that file's bytes, unchanged."""
+        if self.file is None:
+            self.fh.flush()
+            return
+        try:
+            if copy_of is not None:
+                self.file.abort()
+                copy_file(copy_of, self.file.path)
+                return
+            if self.kind == "json-array":
+                self.fh.write("\n]\n" if self.count else "[]\n")
+            elif self.kind == "yaml":
+                self.fh.write(self._yaml_text())
+        except BaseException:
+            self.abort()
+            raise
+        self.file.commit()
+
+    def _yaml_text(self) -> str:
+        if self.source is not None and self.yaml_docs:
+            kept = _round_trip(self.source, self.yaml_docs)
+            if kept is not None:
+                return kept
+        return "".join(dump_yaml(doc, i == 0) for i, (doc, _) in enumerate(self.yaml_docs))
+
+    def abort(self) -> None:
+        if self.file is not None:
+            self.file.abort()
+
+
+def _round_trip(source: str, docs: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> str | None:
+    """The source YAML file with the new controls, its comments and layout kept; None when that
+    cannot be done exactly (`writeback.round_trip`)."""
+    from litmus_rules.io.load import parse_yaml_text
+
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    def read(written: str) -> list[Any] | None:
+        loaded = list(parse_yaml_text(source, written))
+        return None if any(d.error is not None for d in loaded) else [d.data for d in loaded]
+
+    originals = read(text)
+    if originals is None or len(originals) != len(docs):
+        return None
+    controls = [c for _, c in docs]
+    expected = [with_controls(original, c) for original, c in zip(originals, controls)]
+    return round_trip(text, controls, read, expected)
+
+
