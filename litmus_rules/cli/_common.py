@@ -222,6 +222,8 @@ def rule_paths(args: argparse.Namespace, announced: bool = True) -> list[Path]:
     args.rules_choice = choice
     if announced:
         announce(args, ruleset_line(choice, *identity(choice.path)))
+    if getattr(args, "command", None) == "test" and choice.path.is_file():
+        return [choice.path.parent]  # `test` takes test folders: a rule file's tests are beside it
     return [choice.path]
 
 
