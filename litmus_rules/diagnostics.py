@@ -161,6 +161,19 @@ _ENTRIES = (
     Code("L701", "error", "bad-test-file", "test",
          "a rule-test file that cannot be run as written (bad YAML, unknown key, missing base)",
          "{detail}"),
+    Code("L702", "error", "config-not-toml", "config", "a config file (`litmus.toml`, `pyproject.toml`) that is not valid TOML",
+         "invalid TOML: {detail}"),
+    Code("L703", "error", "config-unknown-key", "config", "a key the config does not have (a typo, or an option of another tool)",
+         "unknown key `{key}` in {table}", "the keys are: rules, params, ignore, format, jobs"),
+    Code("L704", "error", "config-wrong-type", "config", "a config value of the wrong type",
+         "`{key}` must be {expected}, not {got}"),
+    Code("L705", "error", "config-bad-value", "config",
+         "a config value of the right type that cannot be used (a rules path that does not exist, a code that cannot be ignored, jobs below 1)",
+         "{detail}"),
+    Code("L706", "error", "write-into-installed-package", "config",
+         "`fmt` asked to rewrite rule files inside an installed package, where edits are lost on the next install",
+         "`{path}` is inside an installed package: not rewritten",
+         "copy the rules into your project (a `rules/` folder, or `rules = ...` in the config) and format the copy"),
 )
 
 CATALOGUE: Mapping[str, Code] = {c.code: c for c in _ENTRIES}

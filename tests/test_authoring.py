@@ -55,7 +55,8 @@ def codes(tmp_path: Path, text: str) -> list[str]:
 def test_a_clean_formatted_ruleset_has_no_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert codes(tmp_path, CLEAN) == []
     code, out, _ = cli(capsys, "lint", str(tmp_path / "r.litmus"))
-    assert code == 0 and out.strip() == "0 error(s), 0 warning(s)"
+    head, tail = out.strip().splitlines()[0], out.strip().splitlines()[-1]  # the ruleset line heads the output
+    assert code == 0 and tail == "0 error(s), 0 warning(s)" and head.startswith("ruleset t.lint version 1 (sha256:")
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,8 @@ def test_param_override_and_bad_param(capsys: pytest.CaptureFixture[str]) -> Non
 def test_explain_prints_one_episode(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", str(EXAMPLES), "--id", "note-poisoned-read-file")
     assert code == 1
-    assert out.startswith("REJECTED note-poisoned-read-file")
+    header, _, trace = out.partition("\n\n")  # the ruleset line, then the trace
+    assert header.startswith("ruleset litmus.validity") and trace.startswith("REJECTED note-poisoned-read-file")
     assert "tool_call_argument_fillable" in out and "context.tools[0].input_schema.properties.path.default" in out
     code, _, err = run(capsys, "explain", str(EXAMPLES), "--id", "nope")
     assert code == 2 and "no episode with id `nope`" in err

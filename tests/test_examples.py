@@ -231,7 +231,8 @@ def test_note_case_traces_match_the_goldens(
 ) -> None:
     monkeypatch.chdir(ROOT)  # sources read `examples/<file>:<line>`, rule locations `rules/validity.litmus:N`
     code = main(["explain", f"examples/{file}", "--id", ident])
-    text, _ = capsys.readouterr()
+    header, _, text = capsys.readouterr()[0].partition("\n\n")  # the line naming the ruleset, then the trace
+    assert header.startswith("ruleset litmus.validity version 1 (sha256:") and header.endswith("from rules, found from the working directory")
     assert code == 1 and text.startswith(f"REJECTED {ident}  (examples/{file}:")
     golden(GOLDEN / f"{ident}.txt", text)
 

@@ -66,7 +66,8 @@ def test_a_hostile_mix_gives_one_verdict_per_record_valid_jsonl_and_exit_2(
     expected = hostile_batch(batch)
     out = tmp_path / "verdicts.jsonl"
     code = main(["check", str(batch), "--format", "jsonl", "--explain", "full", "--jobs", jobs, "-o", str(out)])
-    assert code == 2 and capsys.readouterr().err == ""
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("ruleset ") and err.count("\n") == 1  # only the ruleset used
     lines = out.read_bytes().decode("utf-8").splitlines()  # strict UTF-8: a raw surrogate would fail here
     rows = [json.loads(line, parse_constant=refuse_constant) for line in lines]
     assert len(rows) == len(expected)

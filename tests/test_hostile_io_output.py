@@ -87,6 +87,11 @@ def test_a_surrogate_id_and_nan_values_reach_the_output_intact(tmp_path: Path) -
 # ---- write failures ------------------------------------------------------------------------------------
 
 
+def message(err: str) -> str:
+    """stderr without the line naming the ruleset used (every command prints it first)."""
+    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith("ruleset "))
+
+
 def hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".litmus-"))
 
@@ -104,6 +109,7 @@ def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
     target = target.format(tmp=tmp_path)
     code = main(["check", EXAMPLE, "--format", "jsonl", "-o", target])
     out, err = capsys.readouterr()
+    err = message(err)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("litmus-rules: cannot write") and says in err
     assert hidden(tmp_path) == [] and (tmp_path / "file.txt").read_text() == "keep me"
@@ -141,7 +147,7 @@ def test_a_stdout_that_cannot_be_written_is_one_line_and_exit_2(
     with open("/dev/full", "w") as full:
         monkeypatch.setattr("sys.stdout", None if stdout == "closed" else full)  # closed: Python's None
         code = main(["check", EXAMPLE, "--format", "jsonl"])
-        err = capsys.readouterr().err
+        err = message(capsys.readouterr().err)
     assert code == 2 and err.count("\n") == 1 and "cannot write to standard output" in err, err
 
 
@@ -200,7 +206,7 @@ def test_a_signal_stops_the_workers_and_removes_temporary_files(signum: int, cod
     assert len(group_members(proc.pid)) >= 3 and hidden(tmp_path), "the run did not get going"
     proc.send_signal(signum)
     assert proc.wait(60) == code
-    err = proc.stderr.read().decode()
+    err = message(proc.stderr.read().decode())
     assert err.count("\n") == 1 and err.startswith("litmus-rules: ") and "Traceback" not in err
     for _ in range(100):
         if not group_members(proc.pid):

@@ -10,6 +10,7 @@ from typing import Any
 from litmus_rules.cli._common import (
     EXIT_ERROR,
     add_rules_options,
+    config_defaults,
     exit_code,
     load,
     outcomes,
@@ -23,7 +24,7 @@ from litmus_rules.render.json import render_json
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    ruleset = load(args)
+    ruleset = load(args, header=args.format == "text")  # text: the ruleset line heads the trace
     explain = "full" if args.full else "fails"
     rules_spec = spec(args, explain, want_text=True)
     with stoppable(), tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
@@ -36,7 +37,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     if args.format == "json":
                         write(iter([render_json([outcome.json])]), None)
                     else:
-                        write(iter([outcome.text or "", "\n"]), None)
+                        write(iter([args.ruleset_line, "\n\n", outcome.text or "", "\n"]), None)
                         if outcome.verdict == SCORED and not args.full:
                             write(iter(["(every rule passed; --full shows their traces)\n"]), None)
                 except BrokenPipeError:
@@ -56,4 +57,5 @@ def register(sub: Any) -> None:
     add_rules_options(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--full", action="store_true", help="also show the rules that passed")
+    config_defaults(explain, "explain")
     explain.set_defaults(func=cmd_explain)

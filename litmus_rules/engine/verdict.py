@@ -32,9 +32,14 @@ class RulesetInfo:
     # The effective params, in declaration order: (name, value, overridden). A verdict records them
     # (`params`), so that a verdict given under `--param` overrides says so and can be reproduced.
     params: tuple[tuple[str, Any, bool], ...] = ()
+    # The config file the command line read (`litmus.toml`, `[tool.litmus-rules]`): (path, sha256).
+    config: tuple[str, str] | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "version": self.version, "hash": self.hash}
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "version": self.version, "hash": self.hash}
+        if self.config is not None:
+            d["config"] = {"path": self.config[0], "sha256": self.config[1]}
+        return d
 
     def params_json(self) -> list[dict[str, Any]]:
         return [{"name": n, "value": v, "override": o} for n, v, o in self.params]

@@ -18,7 +18,8 @@ says `source: stub`, and it is kept as it is (unless `replace_controls`); prefli
 the absent controls and the stale runs of its own (`source: stub`), writing `source: stub` on them.
 It still runs and scores every stub, and reports where a stub disagrees with the harness's run
 (label, fired, the decisions on attack calls; `harness.py`). The findings are computed from the
-controls as written, i.e. as `check` will read them. The summary is rendered by `report.py`. episode/1 has no `source` field, so an episode/1 instance
+controls as written, i.e. as `check` will read them. The summary is rendered by `report.py`; the
+files are written by `writeback.py` (atomically; YAML as a round trip that keeps its comments). episode/1 has no `source` field, so an episode/1 instance
 cannot say which runs are the harness's: its controls are all replaced, as before 1.1.
 
 Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
@@ -32,17 +33,13 @@ stub/harness disagreements are warnings only: `check` does not reject for them.
 from __future__ import annotations
 
 import copy
-import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import traceback
 from typing import IO, Any, Mapping, Sequence
 
 import attrs
-import yaml
 
 from litmus_rules.preflight import scoring
 from litmus_rules.preflight import stubs
@@ -51,6 +48,9 @@ from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
 from litmus_rules.preflight import harness as harness_runs
 from litmus_rules.preflight.scorer_process import ScorerProcess
+from litmus_rules.preflight.writeback import Output as _Output
+from litmus_rules.preflight.writeback import kind_of_file as _kind
+from litmus_rules.preflight.writeback import with_controls
 from litmus_rules.preflight.scoring import (Scorer, declared_scorer, declared_scorer_identity, invalid_labels,
                                             positive_labels, to_label)
 
@@ -274,116 +274,7 @@ def preflight_instance(instance: Mapping[str, Any], scorer: Scorer | ScorerProce
                   list(kept), disagreements, declared_scorer_identity(instance))
 
 
-def with_controls(instance: Mapping[str, Any], controls: dict[str, Any]) -> dict[str, Any]:
-    """The instance with `controls` replaced by the ones preflight decided on (which include the
-    harness's runs it kept), keeping key order: where it was, else before `episode`/`extra`, else last."""
-    keys = [k for k in instance if k != "controls"]
-    at = list(instance).index("controls") if "controls" in instance else next(
-        (i for i, k in enumerate(keys) if k in ("episode", "extra")), len(keys))
-    keys.insert(at, "controls")
-    return {k: controls if k == "controls" else instance[k] for k in keys}
-
-
 # --- reading and writing files --------------------------------------------------------------------
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """The safe dumper, with multi-line strings (echoed transcripts) as `|` blocks an auditor can
-    read, and no anchors (positive and compliance share one run; each is written out in full)."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    # Other line breaks (CR, NEL, LS, PS) and a BOM do not survive a block or single quotes with
-    # allow_unicode: only double quotes escape them. Everything else multi-line reads best as `|`.
-    if any(c in text for c in "\r\x85\u2028\u2029\ufeff"):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
-
-
-_BlockDumper.add_representer(str, _represent_str)
-
-
-def _kind(path: str) -> str:
-    """How an input file is written back: yaml, json (one object), json-array or jsonl; by its
-    extension, else sniffed as the loader does (JSONL when the first line is a whole object)."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext in (".yaml", ".yml", ".jsonl"):
-        return "jsonl" if ext == ".jsonl" else "yaml"
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-    first = head.split(b"\n", 1)[0].strip()
-    if ext != ".json" and first.startswith(b"{") and first.endswith(b"}"):
-        try:
-            return "jsonl" if isinstance(json.loads(first), dict) else "json"
-        except ValueError:
-            pass
-    if ext != ".json" and not head.startswith((b"{", b"[")):
-        return "yaml"
-    return "json-array" if head.startswith(b"[") else "json"
-
-
-def _json(doc: Any, indent: int | None) -> str:
-    text = json.dumps(doc, ensure_ascii=False, indent=indent)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (JSON allows "\ud800"): only an escape can carry it
-        text = json.dumps(doc, ensure_ascii=True, indent=indent)
-    return text
-
-
-class _Output:
-    """One output file: written to a temporary file beside it, moved into place on commit, so an
-    interrupted run never leaves a truncated file. `path=None` streams JSONL to `stream`."""
-
-    def __init__(self, path: str | None, kind: str, stream: IO[str] | None = None) -> None:
-        self.path, self.kind, self.count, self.tmp = path, kind, 0, ""
-        if path is None:
-            assert stream is not None
-            self.fh = stream
-            return
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        fd, self.tmp = tempfile.mkstemp(prefix=".litmus-preflight-", suffix=".tmp", dir=os.path.dirname(path) or ".")
-        self.fh = os.fdopen(fd, "w", encoding="utf-8")
-
-    def add(self, doc: dict[str, Any]) -> None:
-        if self.kind == "jsonl":
-            self.fh.write(_json(doc, None) + "\n")
-        elif self.kind == "json":
-            self.fh.write(_json(doc, 2) + "\n")
-        elif self.kind == "json-array":
-            self.fh.write(("[\n  " if self.count == 0 else ",\n  ") + _json(doc, 2).replace("\n", "\n  "))
-        else:
-            self.fh.write(yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True,
-                                    explicit_start=self.count > 0, width=100))
-        self.count += 1
-
-    def commit(self, copy_of: str | None = None) -> None:
-        """Move into place; `copy_of` replaces the content with that file's bytes, unchanged."""
-        if self.path is None:
-            self.fh.flush()
-            return
-        if self.kind == "json-array":
-            self.fh.write("\n]\n" if self.count else "[]\n")
-        self.fh.close()
-        try:
-            if copy_of is not None:
-                shutil.copyfile(copy_of, self.tmp)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(self.tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
-            os.replace(self.tmp, self.path)
-        except BaseException:
-            self.abort()
-            raise
-
-    def abort(self) -> None:
-        if self.path is not None:
-            self.fh.close()
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
 
 
 def plan_outputs(inputs: Sequence[str], outdir: str | None) -> list[tuple[Any, str | None]]:
@@ -464,7 +355,8 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
             report.input_errors.append(_error(entry))
             continue
         try:
-            out = stream_out or _Output(dest, "jsonl" if entry == "-" else _kind(entry))
+            kind = "jsonl" if entry == "-" else _kind(entry)
+            out = stream_out or _Output(dest, kind, source=entry if kind == "yaml" else None)
         except OSError as exc:
             report.input_errors.append({"source": entry, "line": None, "id": None,
                                         "message": f"cannot read `{entry}`: {exc.strerror or exc}"})
@@ -479,7 +371,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
                     assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
                     where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
                     results.append(preflight_instance(loaded.data, scorer, where, replace_controls))
-                    out.add(with_controls(loaded.data, results[-1].controls))
+                    out.add(with_controls(loaded.data, results[-1].controls), results[-1].controls)
             status = "written"
             if errors and stream_out is None:
                 status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied

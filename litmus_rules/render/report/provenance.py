@@ -52,10 +52,13 @@ def generated_at() -> str:
 
 
 def provenance(info: RulesetInfo | None, inputs: Iterable[str]) -> dict[str, Any]:
-    """The summary's provenance block for `check`: the loaded ruleset, its params, the inputs."""
+    """The summary's provenance block for `check`: the loaded ruleset, its params, the config file
+    they came from (`{path, sha256}`, or null), the inputs."""
+    config = info.config if info is not None else None
     return {
         "ruleset": info.to_json() if info is not None else None,
         "params": info.params_json() if info is not None else [],
+        "config": {"path": config[0], "sha256": config[1]} if config is not None else None,
         "litmus_rules_version": TOOL_VERSION,
         "inputs": input_hashes(inputs),
         "generated_at": generated_at(),
