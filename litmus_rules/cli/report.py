@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from litmus_rules.cli._common import EXIT_OK, write
+from litmus_rules.cli._common import EXIT_OK, choose_rules, write
 from litmus_rules.engine import stages
 from litmus_rules.io.verdicts import read_verdicts
 from litmus_rules.lang import ast
@@ -38,7 +38,7 @@ def rules_metadata(path: str | None) -> tuple[list[dict[str, Any]], dict[str, An
 
 def cmd_report(args: argparse.Namespace) -> int:
     fmt = args.format or _format_of(args.output)
-    meta, identity = rules_metadata(args.rules)
+    meta, identity = rules_metadata(str(choose_rules(args, args.rules).path))
     builder = ReportBuilder(parse_by(args.by), meta)
     inputs = []
     for path in args.inputs:
@@ -70,5 +70,5 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     p.add_argument("--format", choices=FORMATS, help="default: from the -o suffix (.html, .json), else md")
     p.add_argument("--by", metavar="KEYS", help="group by these verdict keys, comma-separated (run.model,run.attack)")
-    p.add_argument("--rules", metavar="PATH", help="the rules whose `abc:` tags map the checklist (default: shipped)")
+    p.add_argument("--rules", metavar="PATH", help="the rules whose `abc:` tags map the checklist (default: as every command chooses: config, rules/ upward, shipped)")
     p.set_defaults(func=cmd_report)
