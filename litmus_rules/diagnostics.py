@@ -139,6 +139,13 @@ _ENTRIES = (
          "`default` never applies: `{expr}` is always known", "use the value directly"),
     Code("L409", "warning", "not-formatted", "style", "a rule file that `litmus-rules fmt` would change",
          "`{path}` is not in canonical format", "run `litmus-rules fmt {path}`"),
+    Code("L410", "warning", "unguarded-null", "style",
+         "a fact the episode schema allows to be null, used with `in`, an ordering or a built-in that "
+         "refuses null, without a null guard: every episode with that null is rejected",
+         "`{expr}` may be null (the episode schema allows it), and {use} fails on null",
+         "guard it (`x != null and ...` ahead of the use), or decide what null means there"),
+    Code("L411", "warning", "unused-where", "style", "a `where` name that neither the body nor the message reads",
+         "`where {name}` is never read", "remove it, or read it in the body or the message"),
     # ---- L6xx: evaluation ------------------------------------------------------------------------------
     Code("L600", "error", "evaluation-error", "evaluation",
          "a rule could not be evaluated on an episode (a built-in refused its input, a walk limit)",

@@ -3,7 +3,8 @@
 Conditions are rule text over `extra.*` facts (free-form, so every path checks), built from the
 constructs the compiled evaluator treats specially: fused loops (a field of the loop variable against
 a loop-invariant value, two-binding disjointness loops, hoisted inner collections), comprehensions
-with `if`, count, `in`, arithmetic, comparisons, `default()`, `len()`, indexes and lets. Episodes
+with `if`, count, `in`, arithmetic, comparisons, `default()`, `len()`, indexes, lets and `where`
+names. Episodes
 hold nulls, wrong types, missing keys and empty lists.
 """
 
@@ -82,7 +83,11 @@ def loop_shape(r: random.Random, scope: tuple[str, ...]) -> str:
     inv = r.choice(["extra.s", "extra.b", '"a"', "extra.xs", "keys", '["a", 1]', "extra.n", f"{scope[0]}.k" if scope else '"ab"'])
     q, c1, c2 = r.choice(["any", "all"]), collection(r, scope), collection(r, scope)
     k1, k2, op = r.choice(FIELDS), r.choice(FIELDS), r.choice(["in", "=="])
-    pick = r.randrange(7)
+    pick = r.randrange(9)
+    if pick >= 7:  # `where` names: computed at their first read, seen by the body
+        local = "w" if "w" not in scope else "v"
+        value_ = value(r, scope + (a,), 1)
+        return f"{q} {a} in {c1} where {local} = {value_}: {condition(r, scope + (a, local), 1)}"
     if pick == 0:  # a field of the loop variable against a loop-invariant value, either side
         return f"{q} {a} in {c1}: {a}.{k1} {op} {inv}"
     if pick == 1:

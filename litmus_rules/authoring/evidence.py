@@ -59,12 +59,15 @@ class Evidence:
         """The checker's type of a node (any, where the checker stopped before typing it)."""
         return self.checked.type_of(e) or t.ANY
 
-    def _info(self, e: ast.Expr, scope: dict[str, t.T]) -> Info:  # noqa: C901 - one branch per node type
+    def _info(self, e: ast.Expr, scope: dict[str, t.T | Info]) -> Info:  # noqa: C901 - one branch per node type
         if isinstance(e, ast.Literal):
             return False, self._type(e), False
         if isinstance(e, ast.Name):
             if e.name in scope:
-                return False, scope[e.name], False  # an element of a list is a value, never unknown
+                bound = scope[e.name]
+                if isinstance(bound, tuple):  # a `where` name: what its value is
+                    return bound
+                return False, bound, False  # an element of a list is a value, never unknown
             if e.name in self.lets:
                 return self.let_info(e.name)
             if e.name in self.params:
@@ -93,6 +96,9 @@ class Evidence:
             unknown = reads = False
             for b in e.bindings:
                 cu, ct, cr = self._info(b.collection, inner)
+                if b.local:  # read only where the body reads it: its unknowns count there
+                    inner[b.name] = (cu, ct, cr)
+                    continue
                 unknown, reads = unknown or cu, reads or cr
                 inner[b.name] = t.item_type(ct)
             bu, _, br = self._info(e.body, inner)

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 import attrs
 
 from litmus_rules.authoring.evidence import Evidence
+from litmus_rules.authoring.null_lint import unguarded_nulls
 from litmus_rules.authoring.fmt import FormatResult, display_path, format_file, format_source, unified_diff
 from litmus_rules.engine import stages
 from litmus_rules.engine.stages import RULE_SUFFIX
@@ -85,7 +86,7 @@ def _calls(e: ast.Expr) -> list[ast.Call]:
 
 def style_diagnostics(rs: ast.RuleSet | stages.Checked) -> list[Diagnostic]:
     """The style warnings (`STYLE_CODES`, except L409, which needs the file text) of a ruleset,
-    from the check stage's types (a tree is checked first)."""
+    from the check stage's types (a tree is checked first): L410 from `null_lint`."""
     know = Evidence(rs)
     rs = know.checked.tree
     out: list[Diagnostic] = []
@@ -116,6 +117,8 @@ def style_diagnostics(rs: ast.RuleSet | stages.Checked) -> list[Diagnostic]:
         if not know.reads_facts(cond):
             out.append(_style("L407", f"the condition of {what} reads no fact: it is the same for every "
                               "episode", cond.span, "a param switch belongs inside a condition that reads facts"))
+    out.extend(_unused_where(rs))
+    out.extend(unguarded_nulls(know.checked))
     exprs = [e for _, e in conditions] + [let.expr for let in rs.lets]
     exprs += [p.expr for r in rs.rules if r.message for p in r.message.parts if isinstance(p, ast.Placeholder)]
     for e in exprs:
@@ -123,6 +126,31 @@ def style_diagnostics(rs: ast.RuleSet | stages.Checked) -> list[Diagnostic]:
             if call.func == "default" and call.args and not know.may_be_unknown(call.args[0]):
                 out.append(_style("L408", f"`default` never applies: `{call.args[0].span.text}` is "
                                   "always known", call.span, "use the value directly"))
+    return out
+
+
+def _unused_where(rs: ast.RuleSet) -> list[Diagnostic]:
+    """L411: a `where` name that neither its quantifier's body, a later name, nor (in a rule's
+    condition) the rule's message reads."""
+    out: list[Diagnostic] = []
+    roots: list[tuple[ast.Expr, set[str]]] = []
+    for rule in rs.rules:
+        shown = set()
+        for part in rule.message.parts if rule.message else ():
+            if isinstance(part, ast.Placeholder):
+                shown |= ast.names(part.expr)
+        roots.append((rule.condition, shown))
+    roots += [(c.condition, set()) for k in rs.classifiers for c in k.cells if c.condition is not None]
+    roots += [(let.expr, set()) for let in rs.lets]
+    for root, shown in roots:
+        for node in ast.walk(root):
+            if not isinstance(node, ast.Quantifier):
+                continue
+            locals_ = node.locals
+            for i, b in enumerate(locals_):
+                read = ast.names(node.body).union(*(ast.names(later.value) for later in locals_[i + 1 :]))
+                if b.name not in read and b.name not in shown:
+                    out.append(Diagnostic.of(code_for("unused-where"), b.span, name=b.name))
     return out
 
 

@@ -97,17 +97,37 @@ class Neg:
 
 @attrs.frozen
 class Binding:
+    """`name in collection`: a loop variable; or, with `local`, `where name = collection`: one value,
+    computed once per element after the loop variables (`collection` holds that value's expression).
+
+    A `where` name is kept among the quantifier's bindings because it is part of the witness, like a
+    loop variable: messages, traces and evidence, which list a quantifier's bindings, see it too.
+    """
+
     name: str
     collection: Expr
     span: Span = _span
+    local: bool = False
+
+    @property
+    def value(self) -> Expr:
+        return self.collection
 
 
 @attrs.frozen
 class Quantifier:
     kind: str  # "any" | "all" | "count"
-    bindings: tuple[Binding, ...]
+    bindings: tuple[Binding, ...]  # the loop variables, then the `where` names (`local`), in order
     body: Expr
     span: Span = _span
+
+    @property
+    def loops(self) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if not b.local)
+
+    @property
+    def locals(self) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if b.local)
 
 
 @attrs.frozen

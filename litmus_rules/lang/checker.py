@@ -75,6 +75,7 @@ class Checker:
         self.used: set[str] = set()
         # id(node) -> the type inferred for it: kept for the passes after the checker (lints, coverage)
         self.types: dict[int, t.T] = {}
+        self.local_types: dict[int, t.T] = {}  # id(`where` binding) -> its value's type, for messages
 
     def report(self, code: str, message: str, span: Span | None, help: str | None = None) -> None:
         self.diags.append(Diagnostic(code, CODES[code][0], message, span, help))
@@ -314,6 +315,12 @@ class Checker:
     def _bind(self, bindings: Sequence[ast.Binding], scope: _Scope) -> _Scope:
         inner = _Scope({}, scope)
         for b in bindings:
+            if b.local:  # `where name = value`: the value's own type, seen by what follows it
+                if b.name in inner.vars:
+                    self.report("L210", f"`{b.name}` is declared twice", b.span)
+                inner.vars[b.name] = self._infer(b.value, inner)
+                self.local_types[id(b)] = inner.vars[b.name]
+                continue
             ct = self._infer(b.collection, inner)
             if not ct.is_any and not ct.may_be("array"):
                 self.report("L208", f"`{b.collection.span.text}` is a {ct.describe()}, not a list", b.collection.span)
@@ -393,7 +400,7 @@ class Checker:
             )
 
     def _message(self, message: ast.Message, condition: ast.Expr) -> None:
-        bound = {b.name: t.ANY for b in _all_bindings(condition)}
+        bound = {b.name: self.local_types.get(id(b), t.ANY) for b in _all_bindings(condition)}
         scope = _Scope(bound)
         for part in message.parts:
             if isinstance(part, ast.Placeholder):

@@ -123,8 +123,35 @@ def format_expr(e: ast.Expr, min_prec: int = 0) -> str:
 
 
 def _quantifier_head(e: ast.Quantifier) -> str:
-    bindings = ", ".join(f"{b.name} in {format_expr(b.collection, _SUM)}" for b in e.bindings)
-    return f"{e.kind} {bindings}:"
+    bindings = ", ".join(f"{b.name} in {format_expr(b.collection, _SUM)}" for b in e.loops)
+    where = f" {_where(e.locals)}" if e.locals else ""
+    return f"{e.kind} {bindings}{where}:"
+
+
+def _local(b: ast.Binding) -> str:
+    # a quantifier as the value is wrapped (min_prec > 0): its body would otherwise run on
+    return f"{b.name} = {format_expr(b.value, _OR)}"
+
+
+def _where(locals_: Sequence[ast.Binding]) -> str:
+    return "where " + ", ".join(_local(b) for b in locals_)
+
+
+def _quantifier_head_lines(e: ast.Quantifier, col: int, ind: int, width: int) -> list[str]:
+    """The head on one line if it fits; else the `where` clause on lines of its own, at `ind`,
+    one name a line if the clause does not fit on one either."""
+    head = _quantifier_head(e)
+    if col + len(head) <= width or not e.locals:
+        return [head]
+    loops = ", ".join(f"{b.name} in {format_expr(b.collection, _SUM)}" for b in e.loops)
+    where = _where(e.locals) + ":"
+    if ind + len(where) <= width:
+        return [f"{e.kind} {loops}", " " * ind + where]
+    lines = [f"{e.kind} {loops}"]
+    for i, b in enumerate(e.locals):
+        lead = " " * ind + ("where " if i == 0 else " " * len("where "))
+        lines.append(lead + _local(b) + ("," if i < len(e.locals) - 1 else ":"))
+    return lines
 
 
 # ---- line breaking ---------------------------------------------------------------------------------
@@ -154,7 +181,7 @@ def _layout(e: ast.Expr, col: int, ind: int, min_prec: int = 0, width: int = WID
     if isinstance(e, ast.Quantifier):
         body_col = ind + INDENT
         body = _layout(e.body, body_col, body_col + INDENT, 0, width)
-        return [_quantifier_head(e), " " * body_col + body[0], *body[1:]]
+        return [*_quantifier_head_lines(e, col, body_col, width), " " * body_col + body[0], *body[1:]]
     if isinstance(e, ast.Not):
         sub = _layout(e.operand, col + 4, ind, _NOT, width)
         return ["not " + sub[0], *sub[1:]]

@@ -37,7 +37,7 @@ SPAN = Span(Source("<generated>", ""), 0, 0)
 # Every keyword of grammar/litmus.lark: never a name.
 KEYWORDS = frozenset(
     "ruleset version param let rule cite tags reject when unless because classify otherwise "
-    "and or not in any all count for if true false null".split()
+    "and or not in any all count for if true false null where".split()
 )
 
 names = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(lambda n: n not in KEYWORDS)
@@ -69,8 +69,14 @@ def literals(strings: bool = True) -> st.SearchStrategy[ast.Literal]:
 
 
 def _bindings(children: st.SearchStrategy[ast.Expr]) -> st.SearchStrategy[tuple[ast.Binding, ...]]:
+    """Loop variables, then (often) `where` names, as the parser orders them."""
     binding = st.builds(lambda n, c: ast.Binding(n, c, span=SPAN), names, children)
-    return st.lists(binding, min_size=1, max_size=2).map(tuple)
+    local = st.builds(lambda n, v: ast.Binding(n, v, span=SPAN, local=True), names, children)
+    return st.builds(
+        lambda loops, locals_: tuple(loops) + tuple(locals_),
+        st.lists(binding, min_size=1, max_size=2),
+        st.lists(local, max_size=2),
+    )
 
 
 @functools.lru_cache(maxsize=None)  # building a strategy is slow; drawing is not

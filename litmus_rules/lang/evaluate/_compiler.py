@@ -9,7 +9,7 @@ from litmus_rules.lang import ast
 from litmus_rules.lang.builtins import bind_arguments
 from litmus_rules.lang.environment import Environment
 from litmus_rules.lang.evaluate._loops import LoopCompiler
-from litmus_rules.lang.evaluate._runtime import _UNSET, Env, Fn, _field_of, _member, _order, _strict_eq, grown, truth
+from litmus_rules.lang.evaluate._runtime import _UNSET, UNBOUND, Env, Fn, _field_of, _member, _order, _strict_eq, grown, truth
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, type_name
 
 
@@ -33,6 +33,7 @@ class Compiler(LoopCompiler):
         self._slot_counter = _slot_counter if _slot_counter is not None else [0]
         self.let_fns: list[Fn] = []
         self.binding_slots: dict[int, int] = {}  # id(ast.Binding) -> slot, for message placeholders
+        self.local_values: dict[int, Fn] = {}  # slot of a `where` name -> its value's closure
         # A recording compiler's view of the fast compiler's binding and result slots (set by the engine).
         self.hint_slots: dict[int, int] = {}
         self.result_slots: dict[int, int] = {}  # id(first ast.Binding) -> slot of a top-level loop's result
@@ -58,6 +59,17 @@ class Compiler(LoopCompiler):
         if not self.recording or isinstance(node, ast.Literal):  # a literal's value is in the source
             return fn
         key = id(node)
+        if isinstance(node, ast.Name) and scope.get(node.name, -1) in self.local_values:
+
+            def record_local(env: Env, fn: Fn = fn, key: int = key) -> Any:
+                # An unknown `where` name is explained by its value's own node (a child of the
+                # quantifier in the trace): the name is not a fact path, so it is left unrecorded.
+                value = fn(env)
+                if value is not UNKNOWN:
+                    env.rec[key] = value  # type: ignore[index]
+                return value
+
+            return record_local
 
         def record(env: Env, fn: Fn = fn, key: int = key) -> Any:
             try:
@@ -127,7 +139,7 @@ class Compiler(LoopCompiler):
 
             return neg
         if isinstance(e, ast.Quantifier):
-            return self._quantifier(e, list(e.bindings), scope)
+            return self._quantifier(e, list(e.loops), scope)
         if isinstance(e, ast.Comprehension):
             return self._comprehension(e, scope)
         raise AssertionError(f"unhandled node {type(e).__name__}")  # pragma: no cover
@@ -137,6 +149,9 @@ class Compiler(LoopCompiler):
     def _root(self, name: str, scope: dict[str, int]) -> Fn:
         if name in scope:
             slot = scope[name]
+            value = self.local_values.get(slot)
+            if value is not None:
+                return _lazy(slot, value)
             return lambda env: env.slots[slot]
         if name in self.let_index:
             i = self.let_index[name]
@@ -172,10 +187,13 @@ class Compiler(LoopCompiler):
             return root
         keys.reverse()
         if self.recording:
-            return self._recording_path(e, root, keys)
+            # a path through a `where` name names no fact (the trace knows no path for the name):
+            # its value's own node names what is missing
+            named = not (node.name in scope and scope[node.name] in self.local_values)
+            return self._recording_path(e, root, keys, named)
         if self._is_fact(node.name, scope):
             return self._fact_path(node.name, keys, e)
-        if node.name in scope and len(keys) == 1:
+        if node.name in scope and len(keys) == 1 and scope[node.name] not in self.local_values:
             slot, k = scope[node.name], keys[0]
 
             def slot_field(env: Env) -> Any:
@@ -226,8 +244,9 @@ class Compiler(LoopCompiler):
 
         return fact_path
 
-    def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str]) -> Fn:
-        missing = ("missing", id(e))  # the trace names the path as missing when this is set
+    def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str], named: bool = True) -> Fn:
+        # the trace names the path as missing when this is set (a key no node has, when not `named`)
+        missing: tuple[str, int] = ("missing", id(e)) if named else ("missing", -1)
 
         def get(env: Env) -> Any:
             v = root(env)
@@ -284,7 +303,7 @@ class Compiler(LoopCompiler):
         """`x.k` with `x` a quantifier variable: compare closures read it inline (the hot loop)."""
         if self.recording or not isinstance(e, ast.Field) or not isinstance(e.obj, ast.Name):
             return None
-        if e.obj.name not in scope:
+        if e.obj.name not in scope or scope[e.obj.name] in self.local_values:
             return None
         return scope[e.obj.name], e.name
 
@@ -382,6 +401,20 @@ class Compiler(LoopCompiler):
         return call
 
     # ---- quantifiers --------------------------------------------------------------------------------
+
+
+def _lazy(slot: int, value: Fn) -> Fn:
+    """A `where` name: computed at its first read for the current element, then read from its slot.
+    Computed on demand, a name means exactly what its expression would mean where it is read: a body
+    that never reads it (an `and` decided before it) never computes it, nor fails on it."""
+
+    def local(env: Env) -> Any:
+        v = env.slots[slot]
+        if v is _UNSET or v is UNBOUND:  # UNBOUND: a message read before any element was bound
+            v = env.slots[slot] = value(env)
+        return v
+
+    return local
 
 
 def _is_node(value: Any) -> bool:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.evaluate._fused import FusedLoops
-from litmus_rules.lang.evaluate._runtime import Env, Fn, _field_of, truth
+from litmus_rules.lang.evaluate._runtime import _UNSET, Env, Fn, _field_of, truth
 from litmus_rules.lang.values import UNKNOWN, EvalFailure, type_name
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class LoopCompiler(FusedLoops):
     recording: bool
     twin: Compiler | None
     binding_slots: dict[int, int]
+    local_values: dict[int, Fn]
     hint_slots: dict[int, int]
     result_slots: dict[int, int]
     hint_results: dict[int, int]
@@ -122,17 +123,17 @@ class LoopCompiler(FusedLoops):
             return self._recording_quantifier(e, first, rest, coll, slot, scope)
         inner = {**scope, first.name: slot}
         if not rest:
-            if e.kind != "count":
+            if e.kind != "count" and not e.locals:
                 fused = self._fused_loop(e, first, slot, coll, scope, inner, e.kind == "any")
                 if fused is not None:
                     return fused
-            return self._loop(e, rest, coll, slot, self.compile(e.body, inner))
+            return self._loop(e, rest, coll, slot, self._body(e, inner))
         if first.name in ast.names(rest[0].collection):
             return self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner))
         # `any s in A, c in B`: B does not depend on s, so read it once, not once per s
         hoist = self._new_slot()
         inner_coll = self._collection(rest[0], scope)
-        pair = self._fused_pair(e, first, rest, coll, inner_coll, slot, scope)
+        pair = self._fused_pair(e, first, rest, coll, inner_coll, slot, scope) if not e.locals else None
         if pair is not None:
             return pair
         loop = self._loop(e, rest, coll, slot, self._quantifier(e, rest, inner, hoisted=hoist))
@@ -145,6 +146,39 @@ class LoopCompiler(FusedLoops):
             return loop(env)
 
         return hoisting
+
+    def _body(self, e: ast.Quantifier, scope: dict[str, int]) -> Fn:
+        """The innermost body, after its `where` names: each gets a slot, emptied for every element
+        and filled at its first read (`_compiler._lazy`), so a name is computed at most once per
+        element however often the body and the message read it."""
+        if not e.locals:
+            return self.compile(e.body, scope)
+        inner = dict(scope)
+        slots: list[int] = []
+        for b in e.locals:
+            value = self.compile(b.value, inner)  # sees the loop variables and the earlier names
+            slot = self._new_slot()
+            self.binding_slots[id(b)] = slot
+            self.local_values[slot] = value
+            inner[b.name] = slot
+            slots.append(slot)
+        body = self.compile(e.body, inner)
+        if len(slots) == 1:
+            (only,) = slots
+
+            def one_local(env: Env) -> Any:
+                env.slots[only] = _UNSET
+                return body(env)
+
+            return one_local
+
+        def locals_(env: Env) -> Any:
+            env_slots = env.slots
+            for slot in slots:
+                env_slots[slot] = _UNSET
+            return body(env)
+
+        return locals_
 
     def _loop(self, e: ast.Quantifier, rest: list[ast.Binding], coll: Fn, slot: int, body: Fn) -> Fn:
         body_node: ast.Expr = e.body
@@ -212,7 +246,7 @@ class LoopCompiler(FusedLoops):
         if rest:
             search, replay = self.twin._quantifier(e, rest, inner), self._quantifier(e, rest, inner)
         else:
-            search, replay = self.twin.compile(e.body, inner), self.compile(e.body, inner)
+            search, replay = self.twin._body(e, inner), self._body(e, inner)
         body_node, kind, bind_key = e.body, e.kind, ("bind", id(first))
         decide = kind == "any"
 

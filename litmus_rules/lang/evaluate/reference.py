@@ -26,7 +26,7 @@ The semantics, in one place:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import attrs
 
@@ -73,10 +73,19 @@ def _union(*unknowns: Any) -> Unknown:
 
 
 class _Var:
-    __slots__ = ("value", "path")
+    """A loop variable's element, or a `where` name's value (`compute`: at its first read, as the
+    compiled evaluator does, so a name means what its expression would mean where it is read)."""
 
-    def __init__(self, value: Any, path: str | None) -> None:
-        self.value, self.path = value, path
+    __slots__ = ("_value", "path", "_compute")
+
+    def __init__(self, value: Any, path: str | None, compute: Callable[[], Any] | None = None) -> None:
+        self._value, self.path, self._compute = value, path, compute
+
+    @property
+    def value(self) -> Any:
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
 
 
 class Reference:
@@ -177,7 +186,7 @@ class Reference:
                 raise RefError(f"`-` needs a number, got {type_name(v)}")
             return -v
         if isinstance(e, ast.Quantifier):
-            return self._quantifier(e, list(e.bindings), env)
+            return self._quantifier(e, list(e.loops), env)
         if isinstance(e, ast.Comprehension):
             return self._comprehension(e, env)
         raise AssertionError(f"unhandled node {type(e).__name__}")  # pragma: no cover
@@ -227,7 +236,8 @@ class Reference:
             concrete = _concrete(e, env)
             gap = Unknown((concrete,)) if concrete is not None else Unknown()
             if isinstance(value, Unknown):
-                return gap
+                # a `where` name bound to a computed value: what made that value unknown
+                return gap if concrete is not None else value
         for k in keys:
             value = self._field(value, k, e, gap)
             if isinstance(value, Unknown):
@@ -315,6 +325,8 @@ class Reference:
             if rest:
                 v = self._quantifier(e, rest, inner)
             else:
+                for b in e.locals:
+                    inner = {**inner, b.name: self._local(b, inner)}
                 v = self._truth(self.eval(e.body, inner), e.body)
             if isinstance(v, Unknown):
                 unknown = unknown or v
@@ -325,6 +337,11 @@ class Reference:
         if unknown is not None:
             return unknown
         return count if e.kind == "count" else (not decide)
+
+    def _local(self, b: ast.Binding, env: Mapping[str, _Var]) -> _Var:
+        # No fact path: a field missing from a `where` name's value is named by no path, as in the
+        # compiled trace (an unknown value is explained by what made it unknown, in `_path`).
+        return _Var(None, None, lambda: self.eval(b.value, env))
 
     def _comprehension(self, e: ast.Comprehension, env: Mapping[str, _Var]) -> Any:
         xs = self._list(ast.Binding(e.name, e.collection, span=e.span), env)

@@ -43,6 +43,11 @@ CATALOGUE: dict[str, list[str]] = {
         _HEAD + "rule a reject when any x xs: x",
         _HEAD + "rule a reject when all x in xs, y: x",
     ],
+    "a `where` clause names values after a quantifier's bindings: `any x in xs where v = f(x): v`": [
+        _HEAD + "rule a reject when any x in xs where v: x",
+        _HEAD + "rule a reject when any x in xs where v == 1: x",
+        _HEAD + "rule a reject when any x in xs where : x",
+    ],
     "strings are written in double quotes": [
         _HEAD + "rule a reject when x == 'y'",
     ],

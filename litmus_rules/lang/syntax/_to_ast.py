@@ -187,8 +187,8 @@ class ToAst(Transformer[Token, Any]):
         return ast.Not(children[0], span=self._span(meta))
 
     def quantifier(self, meta: Meta, children: list[Any]) -> ast.Quantifier:
-        kind, *bindings, body = children
-        return ast.Quantifier(kind, tuple(bindings), body, span=self._span(meta))
+        kind, *bindings, where, body = children
+        return ast.Quantifier(kind, tuple(bindings) + (where or ()), body, span=self._span(meta))
 
     def quantifier_kind(self, meta: Meta, children: list[Token]) -> str:
         return str(children[0])
@@ -196,6 +196,13 @@ class ToAst(Transformer[Token, Any]):
     def binding(self, meta: Meta, children: list[Any]) -> ast.Binding:
         name, collection = children
         return ast.Binding(str(name), collection, span=self._span(meta))
+
+    def where(self, meta: Meta, children: list[ast.Binding]) -> tuple[ast.Binding, ...]:
+        return tuple(children)
+
+    def local(self, meta: Meta, children: list[Any]) -> ast.Binding:
+        name, value = children
+        return ast.Binding(str(name), value, span=self._span(meta), local=True)
 
     def compare(self, meta: Meta, children: list[Any]) -> ast.Compare:
         left, op, right = children
