@@ -34,8 +34,8 @@ class VerdictJSON(dict):  # type: ignore[type-arg]
 
 
 def finite(value: Any) -> Any:
-    """`value` with every non-finite float replaced by its name, copied only where one is found
-    (for the few small parts of a verdict copied from an episode: `run`, params, witnesses)."""
+    """A copy of `value` with every non-finite float replaced by its name (for the few small parts
+    of a verdict that come from an episode or the command line: `run`, params, witnesses)."""
     cls = value.__class__
     if cls is float:
         return value if value - value == 0 else finite_name(value)

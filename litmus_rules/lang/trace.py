@@ -170,7 +170,8 @@ class TraceBuilder:
         let_definition: Any = None
 
         static = _static(e)
-        if static[4]:  # a name, or fields of a name: a fact path
+        shape = static[4]
+        if shape is _PATH:  # a name, or fields of a name: a fact path
             reads = self._concrete(e, paths)
             gap = rec.get(("missing", key))
             name = static[5][0]
@@ -185,7 +186,10 @@ class TraceBuilder:
                 missing = reads  # the whole path the rule needed, not just its first absent key
             elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets:
                 missing = paths.get(e.name, e.name)
-        elif isinstance(e, ast.Quantifier):
+        elif shape is _GENERIC:
+            children = [self._node(c, paths) for c in static[6]]
+        elif shape is _QUANTIFIER:
+            assert isinstance(e, ast.Quantifier)
             binding = {}
             inner = dict(paths)
             for b in e.bindings:
@@ -201,15 +205,14 @@ class TraceBuilder:
                     if isinstance(element, dict) and isinstance(element.get("origin"), str):
                         binding[b.name] += f" ({element['origin']})"  # a surface: say where it is
             children.append(self._node(e.body, inner))
-        elif isinstance(e, ast.Comprehension):
+        else:
+            assert isinstance(e, ast.Comprehension)
             children.append(self._node(e.collection, paths))
             coll = self._concrete(e.collection, paths)
             inner = {**paths, e.name: f"{coll}[*]" if coll else "each item of the list"}
             children.append(self._node(e.element, inner))
             if e.condition is not None:
                 children.append(self._node(e.condition, inner))
-        else:
-            children.extend(self._node(c, paths) for c in ast.children(e))
         return self._make(e, static, evaluated, value, error, reads, missing, binding or None, let, children,
                           let_definition)
 
@@ -339,10 +342,12 @@ def _cut(text: str) -> str:
 
 
 # What a trace shows of an AST node whatever was recorded, by id(node): (node, kind, text,
-# `file:line:col`, whether it is a fact path, (root name, path suffix) or None). The entry holds the
-# node itself, so the id cannot name another node while it is cached; bounded by clearing.
+# `file:line:col`, its shape for the builder, (root name, path suffix) or None, its children). The
+# entry holds the node itself, so the id cannot name another node while it is cached; bounded by
+# clearing.
 _STATIC: dict[int, tuple[Any, ...]] = {}
 _STATIC_LIMIT = 100_000
+_PATH, _QUANTIFIER, _COMPREHENSION, _GENERIC = "path", "quantifier", "comprehension", "generic"
 
 
 def _static(e: ast.Expr) -> tuple[Any, ...]:
@@ -350,9 +355,16 @@ def _static(e: ast.Expr) -> tuple[Any, ...]:
     if static is None or static[0] is not e:
         if len(_STATIC) >= _STATIC_LIMIT:
             _STATIC.clear()
-        chain = _chain(e)
-        is_path = isinstance(e, (ast.Name, ast.Field)) and _is_path(e)
-        static = _STATIC[id(e)] = (e, type(e).__name__.lower(), e.span.text, e.span.location(), is_path, chain)
+        if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
+            shape = _PATH
+        elif isinstance(e, ast.Quantifier):
+            shape = _QUANTIFIER
+        elif isinstance(e, ast.Comprehension):
+            shape = _COMPREHENSION
+        else:
+            shape = _GENERIC
+        static = (e, type(e).__name__.lower(), e.span.text, e.span.location(), shape, _chain(e), ast.children(e))
+        _STATIC[id(e)] = static
     return static
 
 
