@@ -221,6 +221,7 @@ class RuleSet:
             source=source,
             left_out=self._left_out_lines(fast),
             observed_classification=observed,
+            explain=explain,  # which classification traces the JSON shows whole
             **episode_extras(episode),
         )
 

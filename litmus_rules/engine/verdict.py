@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 import attrs
 
-from litmus_rules.lang.trace import RuleTrace
+from litmus_rules.lang.trace import RuleTrace, finite_name
 
 SCORED = "SCORED"
 REJECTED = "REJECTED"
@@ -22,6 +22,32 @@ def _tool_version() -> str:
 
 
 TOOL_VERSION = _tool_version()
+
+
+class VerdictJSON(dict):  # type: ignore[type-arg]
+    """A verdict's JSON object as `Verdict.to_json` builds it: a plain dict whose every float is
+    finite (a non-finite one is already written as its name, "NaN" / "Infinity" / "-Infinity").
+    render/json trusts that and skips its own search for non-finite floats in it, which would cost
+    more than writing the document. Treat it as read-only: a copy (`dict(v)`) is a plain dict again."""
+
+    __slots__ = ()
+
+
+def finite(value: Any) -> Any:
+    """A copy of `value` with every non-finite float replaced by its name (for the few small parts
+    of a verdict that come from an episode or the command line: `run`, params, witnesses)."""
+    cls = value.__class__
+    if cls is float:
+        return value if value - value == 0 else finite_name(value)
+    if cls is str or cls is bool or cls is int or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, float):
+        return float(value) if value - value == 0 else finite_name(value)
+    return value
 
 
 @attrs.frozen
@@ -42,7 +68,7 @@ class RulesetInfo:
         return d
 
     def params_json(self) -> list[dict[str, Any]]:
-        return [{"name": n, "value": v, "override": o} for n, v, o in self.params]
+        return [{"name": n, "value": finite(v), "override": o} for n, v, o in self.params]
 
 
 def params_info(values: Mapping[str, Any], overridden: Any) -> tuple[tuple[str, Any, bool], ...]:
@@ -117,10 +143,10 @@ class Reason:
         if self.missing:
             d["missing"] = list(self.missing)
         if self.witnesses:
-            d["witnesses"] = [dict(w) for w in self.witnesses]
+            d["witnesses"] = [finite(w) for w in self.witnesses]
         if self.left_out:
             d["left_out"] = list(self.left_out)
-        if with_trace:
+        if with_trace:  # a reject's trace is what an auditor reads: always the whole tree
             d["trace"] = self.trace.to_json() if self.trace is not None else None
         return d
 
@@ -145,31 +171,36 @@ class Verdict:
     run: Mapping[str, Any] | None = None  # the episode's grouping keys, copied for the report
     baselines: Mapping[str, bool | None] | None = None  # trivial_empty / trivial_dump fired, from preflight
     harness: Mapping[str, Any] | None = None  # the harness's own verdict on the agent run: {label, fired}
+    # `RuleSet.evaluate(explain=...)`: with "fails" the JSON shows a SCORED episode's classification
+    # compactly (the deciding cell only, `RuleTrace.to_json(compact=True)`); "full" shows every cell whole.
+    explain: str = "fails"
 
     @property
     def scored(self) -> bool:
         return self.verdict == SCORED
 
-    def to_json(self, with_traces: bool = True) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "id": self.id,
-            "verdict": self.verdict,
-            "classification": self.classification,
-            "reasons": [r.to_json(with_traces) for r in self.reasons],
-            "source": self.source,
-        }
+    def to_json(self, with_traces: bool = True) -> VerdictJSON:
+        """The verdict JSON of DESIGN's contract, built in one pass (every trace straight from its
+        recorded values) and free of non-finite floats (see `VerdictJSON`)."""
+        d = VerdictJSON(
+            id=self.id,
+            verdict=self.verdict,
+            classification=self.classification,
+            reasons=[r.to_json(with_traces) for r in self.reasons],
+            source=self.source,
+        )
         if len(self.classifications) > 1:
             d["classifications"] = dict(self.classifications)
         if self.left_out:
             d["left_out"] = list(self.left_out)
         if with_traces and self.classification_traces:
-            d["classification_trace"] = [t.to_json() for t in self.classification_traces]
+            d["classification_trace"] = self.classification_json()
         if with_traces and self.passed:
             d["passed"] = [t.to_json() for t in self.passed]
         if self.verdict == REJECTED and self.observed_classification is not None:
             d["observed_classification"] = self.observed_classification
         if self.run is not None:
-            d["run"] = dict(self.run)
+            d["run"] = finite(self.run)
         if self.baselines is not None:
             d["baselines"] = dict(self.baselines)
         if self.harness is not None:
@@ -179,3 +210,12 @@ class Verdict:
             d["params"] = self.ruleset.params_json()
         d["litmus_rules_version"] = TOOL_VERSION
         return d
+
+    def classification_json(self) -> list[dict[str, Any]]:
+        """`classification_trace`: with explain "full", every cell tried, whole. Otherwise each
+        classifier's deciding cell only: the one that matched, compact (its own nodes' values and
+        its witness binding), or the one left undecided, whole (what an unknown there rests on)."""
+        if self.explain == "full":
+            return [t.to_json() for t in self.classification_traces]
+        return [t.to_json(compact=t.outcome == "matched")
+                for t in self.classification_traces if t.outcome != "not matched"]

@@ -12,7 +12,7 @@ import attrs
 
 from litmus_rules.lang import ast
 from litmus_rules.source import Span
-from litmus_rules.lang.values import UNKNOWN, to_json
+from litmus_rules.lang.values import TRACE_DEPTH, TRACE_ITEMS, TRACE_STRING, UNKNOWN
 
 
 @attrs.frozen
@@ -72,29 +72,18 @@ class TraceNode:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "kind": self.kind,
-            "expr": self.text,
-            "location": f"{self.span.source.name}:{self.span.line}:{self.span.column}",
-            "evaluated": self.evaluated,
-        }
-        if self.evaluated:
-            d["value"] = to_json(self.value)
-        for key in ("error", "reads", "missing", "let"):
-            if getattr(self, key):
-                d[key] = getattr(self, key)
-        if self.binding:
-            d["binding"] = dict(self.binding)
-        if self.children:
-            d["children"] = [c.to_json() for c in self.children]
-        return d
+        """This node as JSON (what `RuleTrace.to_json` writes when the tree was already built)."""
+        return _node_json(self.kind, self.text, self.span.location(), self.evaluated, self.value, self.error,
+                          self.reads, self.missing, self.binding, self.let,
+                          [c.to_json() for c in self.children], JSONValues())
 
 
 class RuleTrace:
     """The trace of one decision: a reject rule, or a classification cell.
 
     The recorded values are captured when the decision is made; the TraceNode tree over them is
-    built on first access, so a caller that only counts verdicts never pays for it.
+    built on first access, so a caller that only counts verdicts never pays for it. The JSON is
+    built straight from the AST and the recorded values (`to_json`), not through that tree.
     """
 
     __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root")
@@ -122,116 +111,280 @@ class RuleTrace:
     def __repr__(self) -> str:
         return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, compact: bool = False) -> dict[str, Any]:
+        """The trace as JSON, in one pass over the condition. `compact`: the condition's own
+        evaluated nodes only, each with its value, fact path and witness binding; a let shows its
+        name and value but not its definition, and what was not evaluated is left out."""
+        condition = None
+        if self._condition is not None:
+            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact)
+            condition = builder.build(self._condition)
+        d: dict[str, Any] = {
             "rule": self.rule,
             "clause": self.clause,
             "outcome": self.outcome,
             "location": f"{self.span.source.name}:{self.span.line}",
-            "condition": self.root.to_json() if self.root is not None else None,
+            "condition": condition,
         }
+        if compact and condition is not None:
+            d["compact"] = True  # additive: `--explain full` gives the whole tree
+        return d
 
 
 class TraceBuilder:
-    """AST + recorded values -> TraceNode tree, with concrete fact paths for quantifier variables."""
+    """AST + recorded values -> TraceNode tree, with concrete fact paths for quantifier variables.
+
+    `_node` decides what each node shows; `_make` turns that into a node (a TraceNode here, a JSON
+    object in `JSONTraceBuilder`), so both renderings follow one definition."""
+
+    expand_lets = True  # show each let's definition under its first mention
 
     def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], scope_vars: frozenset[str] = frozenset()):
         self.rec = rec
         self.lets = lets
-        self._expanded: dict[str, TraceNode] = {}
+        self._expanded: dict[str, Any] = {}
         self.scope_vars = scope_vars
 
-    def build(self, e: ast.Expr, paths: Mapping[str, str] | None = None) -> TraceNode:
+    def build(self, e: ast.Expr, paths: Mapping[str, str] | None = None) -> Any:
         return self._node(e, dict(paths or {}))
 
     def _concrete(self, e: ast.Expr, paths: Mapping[str, str]) -> str | None:
-        keys: list[str] = []
-        node = e
-        while isinstance(node, (ast.Field, ast.Index)):
-            if isinstance(node, ast.Field):
-                keys.append("." + node.name)
-            else:
-                idx = node.index
-                if not isinstance(idx, ast.Literal):
-                    return None
-                keys.append(f"[{idx.value!r}]" if isinstance(idx.value, str) else f"[{idx.value}]")
-            node = node.obj
-        if not isinstance(node, ast.Name):
+        chain = _static(e)[5]
+        if chain is None:
             return None
-        root = paths.get(node.name, node.name)
+        name, suffix = chain
+        root = paths.get(name, name)
         if " " in root:  # an element of a computed list: no fact path to show
             return None
-        return root + "".join(reversed(keys))
+        return root + suffix
 
-    def _node(self, e: ast.Expr, paths: dict[str, str]) -> TraceNode:
+    def _node(self, e: ast.Expr, paths: dict[str, str]) -> Any:
         key = id(e)
-        evaluated = key in self.rec
-        value = self.rec.get(key, UNKNOWN)
-        error = self.rec.get(("error", key))
-        children: list[TraceNode] = []
+        rec = self.rec
+        evaluated = key in rec
+        value = rec.get(key, UNKNOWN)
+        error = rec.get(("error", key))
+        children: list[Any] = []
         binding: dict[str, str] | None = None
         reads = missing = let = None
-        let_definition: TraceNode | None = None
+        let_definition: Any = None
 
-        if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
+        static = _static(e)
+        shape = static[4]
+        if shape is _PATH:  # a name, or fields of a name: a fact path
             reads = self._concrete(e, paths)
-            gap = self.rec.get(("missing", key))
-            root: ast.Expr = e
-            keys = []
-            while isinstance(root, ast.Field):
-                keys.append(root.name)
-                root = root.obj
-            keys.reverse()
-            assert isinstance(root, ast.Name)
-            if root.name in self.lets and root.name not in paths:
-                let = root.name
-                if root.name not in self._expanded:  # show each let's definition once per trace
-                    self._expanded[root.name] = self._node(self.lets[root.name].expr, {})
-                    children.append(self._expanded[root.name])
-                let_definition = self._expanded[root.name]
-            if gap is not None and root.name not in self.lets:
+            gap = rec.get(("missing", key))
+            name = static[5][0]
+            if name in self.lets and name not in paths:
+                let = name
+                if self.expand_lets:
+                    if name not in self._expanded:  # show each let's definition once per trace
+                        self._expanded[name] = self._node(self.lets[name].expr, {})
+                        children.append(self._expanded[name])
+                    let_definition = self._expanded[name]
+            if gap is not None and name not in self.lets:
                 missing = reads  # the whole path the rule needed, not just its first absent key
             elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets:
                 missing = paths.get(e.name, e.name)
-        elif isinstance(e, ast.Quantifier):
+        elif shape is _GENERIC:
+            children = [self._node(c, paths) for c in static[6]]
+        elif shape is _QUANTIFIER:
+            assert isinstance(e, ast.Quantifier)
             binding = {}
             inner = dict(paths)
             for b in e.bindings:
                 children.append(self._node(b.collection, inner))
                 coll = self._concrete(b.collection, inner)
-                i = self.rec.get(("bind", id(b)))
+                i = rec.get(("bind", id(b)))
                 index = "?" if i is None else str(i)
                 # a computed list has no fact path: name the element by its position
                 inner[b.name] = f"{coll}[{index}]" if coll else f"item {index} of the list"
                 if i is not None:
                     binding[b.name] = inner[b.name]
-                    element = _element(self.rec.get(id(b.collection)), i)
+                    element = _element(rec.get(id(b.collection)), i)
                     if isinstance(element, dict) and isinstance(element.get("origin"), str):
                         binding[b.name] += f" ({element['origin']})"  # a surface: say where it is
             children.append(self._node(e.body, inner))
-        elif isinstance(e, ast.Comprehension):
+        else:
+            assert isinstance(e, ast.Comprehension)
             children.append(self._node(e.collection, paths))
             coll = self._concrete(e.collection, paths)
             inner = {**paths, e.name: f"{coll}[*]" if coll else "each item of the list"}
             children.append(self._node(e.element, inner))
             if e.condition is not None:
                 children.append(self._node(e.condition, inner))
-        else:
-            children.extend(self._node(c, paths) for c in ast.children(e))
+        return self._make(e, static, evaluated, value, error, reads, missing, binding or None, let, children,
+                          let_definition)
+
+    def _make(
+        self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None, reads: str | None, missing: str | None,
+        binding: dict[str, str] | None, let: str | None, children: list[Any], let_definition: Any,
+    ) -> Any:
         return TraceNode(
-            kind=type(e).__name__.lower(),
-            text=e.span.text,
+            kind=static[1],
+            text=static[2],
             span=e.span,
             evaluated=evaluated,
             value=value,
             error=error,
             reads=reads,
             missing=missing,
-            binding=binding or None,
+            binding=binding,
             let=let,
             children=tuple(children),
             let_definition=let_definition,
         )
+
+
+class JSONTraceBuilder(TraceBuilder):
+    """AST + recorded values -> the trace's JSON objects directly (what `TraceNode.to_json` of the
+    TraceBuilder's tree gives, without building that tree first); `compact` as `RuleTrace.to_json`."""
+
+    def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], *, compact: bool = False):
+        super().__init__(rec, lets)
+        self.compact = compact
+        self.expand_lets = not compact
+        self.values = JSONValues()
+
+    def _make(
+        self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
+        reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
+        children: list[Any], let_definition: Any,
+    ) -> Any:
+        if self.compact:
+            children = [c for c in children if c["evaluated"]]
+        return _node_json(static[1], static[2], static[3], evaluated, value, error, reads, missing,
+                          binding, let, children, self.values)
+
+
+def _node_json(
+    kind: str, text: str, location: str, evaluated: bool, value: Any, error: str | None, reads: str | None,
+    missing: str | None, binding: Mapping[str, str] | None, let: str | None, children: list[Any],
+    values: JSONValues,
+) -> dict[str, Any]:
+    """One trace node's JSON object; its keys in the order the verdict JSON has always had."""
+    d: dict[str, Any] = {"kind": kind, "expr": text, "location": location, "evaluated": evaluated}
+    if evaluated:
+        d["value"] = values.copy(value)
+    if error:
+        d["error"] = error
+    if reads:
+        d["reads"] = reads
+    if missing:
+        d["missing"] = missing
+    if let:
+        d["let"] = let
+    if binding:
+        d["binding"] = dict(binding)
+    if children:
+        d["children"] = children
+    return d
+
+
+class JSONValues:
+    """Bounded JSON copies of runtime values, as `values.to_json` makes them (the same limits),
+    with two differences for the writer: a non-finite float becomes its name ("NaN", "Infinity",
+    "-Infinity", as render/json writes it), and a list or object is copied once per trace however
+    many nodes show it (a let's value, say, at each mention)."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[int, int], Any] = {}
+
+    def copy(self, value: Any, depth: int = 0) -> Any:
+        if value is UNKNOWN:
+            return {"unknown": True}
+        cls = value.__class__
+        if cls is str:
+            return value if len(value) <= TRACE_STRING else _cut(value)
+        if value is None or cls is bool or cls is int:
+            return value
+        if cls is float:
+            return value if value - value == 0 else finite_name(value)
+        if isinstance(value, (dict, list, tuple)):
+            key = (id(value), depth)
+            out = self._memo.get(key)
+            if out is None:  # every value copied is held by the trace's rec, so an id names one value
+                out = self._memo[key] = self._container(value, depth)
+            return out
+        if isinstance(value, str):
+            return value if len(value) <= TRACE_STRING else _cut(value)
+        if isinstance(value, float):
+            return float(value) if value - value == 0 else finite_name(value)
+        if isinstance(value, (bool, int)):
+            return value
+        return repr(value)
+
+    def _container(self, value: dict[Any, Any] | list[Any] | tuple[Any, ...], depth: int) -> Any:
+        if depth >= TRACE_DEPTH and value:
+            return f"... ({len(value)} {'keys' if isinstance(value, dict) else 'items'})"
+        copy = self.copy
+        if isinstance(value, dict):
+            if len(value) <= TRACE_ITEMS:
+                return {str(k): copy(v, depth + 1) for k, v in value.items()}
+            out = {str(k): copy(v, depth + 1) for k, v in list(value.items())[:TRACE_ITEMS]}
+            out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
+            return out
+        items = [copy(v, depth + 1) for v in value[:TRACE_ITEMS]]
+        if len(value) > TRACE_ITEMS:
+            items.append(f"... ({len(value) - TRACE_ITEMS} more items)")
+        return items
+
+
+def finite_name(value: float) -> str:
+    """How JSON output writes a non-finite float (JSON has no NaN): "NaN", "Infinity", "-Infinity"."""
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _cut(text: str) -> str:
+    return text[:TRACE_STRING] + f"... ({len(text) - TRACE_STRING} more characters)"
+
+
+# What a trace shows of an AST node whatever was recorded, by id(node): (node, kind, text,
+# `file:line:col`, its shape for the builder, (root name, path suffix) or None, its children). The
+# entry holds the node itself, so the id cannot name another node while it is cached; bounded by
+# clearing.
+_STATIC: dict[int, tuple[Any, ...]] = {}
+_STATIC_LIMIT = 100_000
+_PATH, _QUANTIFIER, _COMPREHENSION, _GENERIC = "path", "quantifier", "comprehension", "generic"
+
+
+def _static(e: ast.Expr) -> tuple[Any, ...]:
+    static = _STATIC.get(id(e))
+    if static is None or static[0] is not e:
+        if len(_STATIC) >= _STATIC_LIMIT:
+            _STATIC.clear()
+        if isinstance(e, (ast.Name, ast.Field)) and _is_path(e):
+            shape = _PATH
+        elif isinstance(e, ast.Quantifier):
+            shape = _QUANTIFIER
+        elif isinstance(e, ast.Comprehension):
+            shape = _COMPREHENSION
+        else:
+            shape = _GENERIC
+        static = (e, type(e).__name__.lower(), e.span.text, e.span.location(), shape, _chain(e), ast.children(e))
+        _STATIC[id(e)] = static
+    return static
+
+
+def _chain(e: ast.Expr) -> tuple[str, str] | None:
+    """A field/index chain over a name as (the name, the rest as written in a fact path), e.g.
+    `d.args["x"]` -> ("d", `.args['x']`); None when the base is not a name or an index is computed."""
+    keys: list[str] = []
+    node = e
+    while isinstance(node, (ast.Field, ast.Index)):
+        if isinstance(node, ast.Field):
+            keys.append("." + node.name)
+        else:
+            idx = node.index
+            if not isinstance(idx, ast.Literal):
+                return None
+            keys.append(f"[{idx.value!r}]" if isinstance(idx.value, str) else f"[{idx.value}]")
+        node = node.obj
+    if not isinstance(node, ast.Name):
+        return None
+    return node.name, "".join(reversed(keys))
 
 
 def _element(collection: Any, i: int) -> Any:
