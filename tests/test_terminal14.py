@@ -241,3 +241,17 @@ def test_witness_origins_are_never_cut_in_a_trace() -> None:
     assert any(f"origin: '{origin}'" in line for line in trace_lines)
     cut = [m for line in trace_lines for m in re.findall(r"origin: '([^']*)'", line) if m.endswith("...")]
     assert cut == []
+
+
+def test_rules_info_renderer_lists_every_rule_and_param_in_a_rich_table() -> None:
+    from litmus_rules import load_rules
+    from litmus_rules.authoring.lint import ruleset_info
+    from litmus_rules.render.text import render_rules_info
+
+    info = ruleset_info(None)
+    plain, coloured = render_rules_info(info), render_rules_info(info, color=True)
+    assert not ANSI.search(plain) and ANSI.search(coloured) and ANSI.sub("", coloured) == plain
+    params = [line.split() for line in plain.splitlines() if line.startswith("  ") and "= " in line]
+    assert [p[0] for p in params] == [p["name"] for p in info["params"]]
+    for rule in load_rules().ast.rules:
+        assert f"  {rule.name}  (" in plain

@@ -36,7 +36,7 @@ def trace_repr(value: Any, limit: int = 100) -> str:
         rest = [(k, v) for k, v in value.items() if k != "origin"]
         inner = [f"origin: {value['origin']!r}", *(f"{k}: {short_repr(v, 30)}" for k, v in rest[:3])]
         return "{" + ", ".join(inner) + (", ..." if len(rest) > 3 else "") + "}"
-    if isinstance(value, (list, tuple)) and any(_has_origin(v) for v in value):
+    if isinstance(value, (list, tuple)) and any(_has_origin(v) for v in value[:5]):  # a list can be huge
         shown: list[str] = []
         for item in value:
             if shown and sum(len(s) + 2 for s in shown) >= limit:
@@ -180,3 +180,40 @@ def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | None, color: bool
     lines.extend(table(rows_out, ("id", "verdict", "reasons / classification"), color=color,
                        styles={1: tables.STYLES}))
     return "\n".join(lines)
+
+
+def render_rules_info(info: dict[str, Any], color: bool = False) -> str:
+    """`rules info` as text (from `authoring.lint.ruleset_info`): the identity, the params as a
+    table drawn by rich, then each rule with its cite, tags and params, and the classifiers."""
+    lines = [f"ruleset {info['name']} version {info['version']}", f"hash    {info['hash']}"]
+    lines.append("files   " + ", ".join(info["files"]))
+    if info["params"]:
+        rows = [(p["name"] + (f": {p['type']}" if p["type"] else ""), f"= {p['default']}", p["location"])
+                for p in info["params"]]
+        lines += ["", "params", *tables.table(rows, ("name", "default", "location"), color=color, indent=2)]
+    lines += ["", f"rules ({len(info['rules'])})"]
+    for r in info["rules"]:
+        lines.append(f"  {tables.paint(r['name'], 'bold', color)}  ({r['mode']}, {r['location']})")
+        if r["cite"]:
+            lines.append(f"      cite:   {r['cite']}")
+        if r["tags"]:
+            lines.append(f"      tags:   {', '.join(r['tags'])}")
+        if r["params"]:
+            lines.append(f"      params: {', '.join(r['params'])}")
+    if info["classifiers"]:
+        lines += ["", "classifiers"]
+        for c in info["classifiers"]:
+            lines.append(f"  {c['name']}: {', '.join(c['labels'])}  ({c['location']})")
+    return "\n".join(lines) + "\n"
+
+
+def paint_diagnostic(line: str, color: bool = False) -> str:
+    """A rendered diagnostic (`file:line:col: warning[L402]: ...`) with its severity coloured."""
+    if not color:
+        return line
+    for severity in ("error", "warning"):
+        marker = f": {severity}["
+        if marker in line:
+            head, _, rest = line.partition(marker)
+            return f"{head}: {tables.paint(severity, tables.STYLES[severity], True)}[{rest}"
+    return line
