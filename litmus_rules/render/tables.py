@@ -8,11 +8,15 @@ inside the functions: a run that draws nothing never pays for it.
 
 from __future__ import annotations
 
+import re
 from typing import IO, Any, Iterable, Sequence
 
 # The colours of the three verdicts (and of test/lint outcomes), as rich styles.
 STYLES = {"SCORED": "green", "REJECTED": "red", "ERROR": "bold magenta", "FAIL": "red", "ok": "green",
           "error": "bold red", "warning": "yellow"}
+
+# Trailing padding, also when colour codes close the line after it.
+_TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")
 
 _PLAIN_BOX = "    \n    \n -  \n    \n    \n    \n    \n    \n"
 
@@ -53,7 +57,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], *, color: bool =
     console = _console(color, width)
     console.print(grid)
     pad = " " * indent
-    return [pad + line.rstrip() for line in console.file.getvalue().splitlines()]
+    return [pad + _TRAILING.sub(r"\1", line) for line in console.file.getvalue().splitlines()]
 
 
 def paint(text: str, style: str, color: bool) -> str:
