@@ -46,6 +46,14 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (the metadata lookup is not free at every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"{parser.prog} {_version()}\n")
+        parser.exit()
+
+
 def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     """Every (sub)command parser below `parser`, depth first (`rules info` too)."""
     for action in parser._actions:  # noqa: SLF001 - argparse has no public view of its subparsers
@@ -60,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="litmus-rules",
         description="Reject contaminated LITMUS benchmark instances, classify the rest, explain every verdict.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     add_terminal_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
