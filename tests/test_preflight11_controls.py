@@ -59,7 +59,7 @@ def read_back(path: Path) -> dict[str, Any]:
 def test_harness_runs_are_kept_and_only_absent_controls_are_filled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = v11(controls={"null": HARNESS_NULL, "refusal": UNMARKED_REFUSAL, "compliance": OLD_STUB_RUN})
     src = write(tmp_path, doc)
-    code, _, err = run(capsys, "preflight", src, "-o", tmp_path / "out")
+    code, _, err = run(capsys, "preflight", "-v", src, "-o", tmp_path / "out")  # -v: the per-instance rows
     assert code == 0, err
     out = read_back(tmp_path / "out" / src.name)
     controls = out["controls"]

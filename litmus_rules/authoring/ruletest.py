@@ -363,12 +363,15 @@ class TestRun:
 
 
 def run_tests(paths: Sequence[Path], *, rules: Path | None = None, select: str | None = None,
-              coverage: bool = False) -> TestRun:
-    """Run every case under the paths. Problems in test files and rules are collected, not raised."""
+              coverage: bool = False, exitfirst: bool = False) -> TestRun:
+    """Run every case under the paths. Problems in test files and rules are collected, not raised.
+    `exitfirst` (`test -x`): stop at the first failed case or the first problem of a test file."""
     run = TestRun()
     reader = _Reader(rules)
     loaded: dict[tuple[Path, str], RuleSet | LitmusError] = {}
     for file in discover_tests(paths):
+        if exitfirst and (run.errors or run.failed):
+            break
         try:
             cases = reader.read(file)
         except TestDefinitionError as exc:
@@ -388,6 +391,8 @@ def run_tests(paths: Sequence[Path], *, rules: Path | None = None, select: str |
                     run.errors.append(error)
             ruleset = loaded[key]
             if isinstance(ruleset, LitmusError):
+                if exitfirst:
+                    break
                 continue
             batch = {"canary_owners": canary_owners([case.episode, *case.batch])}
             verdict = ruleset.evaluate(case.episode, batch=batch, explain="full", source=f"{case.file}:{case.line}")
@@ -397,4 +402,6 @@ def run_tests(paths: Sequence[Path], *, rules: Path | None = None, select: str |
                 if cov is None:
                     cov = run.coverage[case.rules] = Coverage(ruleset, Evidence(ruleset.checked))
                 cov.record(verdict)
+            if exitfirst and not run.results[-1].passed:
+                break
     return run

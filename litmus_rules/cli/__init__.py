@@ -9,10 +9,14 @@ Exit status (contract): 0 every episode SCORED; 1 any REJECTED; 2 any ERROR, or 
 misused (bad arguments, rules that do not load).
 
 When the output cannot be written (a full disk, a path that cannot be created, a closed stdout)
-the run ends with a one-line message and exit 2, and no partial or temporary file is left. When a
-reader closes a piped stdout early (`| head`), the exit status is the verdicts' status if every
-episode had been decided, else 2: a batch that was not checked in full never exits 0. SIGINT exits
-130 and SIGTERM 143, after stopping the worker processes and removing temporary files.
+the run ends with a one-line message and exit 2, and no partial or temporary file is left. A reader
+that closes a piped stdout early (`| head`) is the same case: the output was not delivered in full,
+so the run exits 2 with one line on stderr and no traceback, never 0 (a CI job with `pipefail`
+fails). SIGINT exits 130 and SIGTERM 143, after stopping the worker processes and removing
+temporary files.
+
+Every command takes `-q/--quiet`, `-v/--verbose` and `--color auto|always|never` (`_terminal.py`),
+before or after its name; `--version` prints the version.
 """
 
 from __future__ import annotations
@@ -20,16 +24,43 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from litmus_rules.cli import check, explain, fmt, import_, lint, preflight, report, rules, test
-from litmus_rules.cli._common import EXIT_ERROR, EXIT_OK, Interrupted, WriteError, quiet_stdout
+from litmus_rules.cli import check, completion, explain, fmt, import_, lint, preflight, report, rules, test
+from litmus_rules.cli._common import EXIT_ERROR, Interrupted, WriteError, quiet_stdout
+from litmus_rules.cli._terminal import add_terminal_options
 from litmus_rules.errors import LitmusError, RuleCheckError
 
 __all__ = ["build_parser", "main"]
 
 # In the order `--help` lists them.
-COMMANDS = (check, explain, preflight, import_, report, test, fmt, lint, rules)
+COMMANDS = (check, explain, preflight, import_, report, test, fmt, lint, rules, completion)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("litmus_rules")
+    except PackageNotFoundError:  # a source checkout on PYTHONPATH, not installed
+        return "unknown (not installed)"
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked (the metadata lookup is not free at every start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"{parser.prog} {_version()}\n")
+        parser.exit()
+
+
+def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every (sub)command parser below `parser`, depth first (`rules info` too)."""
+    for action in parser._actions:  # noqa: SLF001 - argparse has no public view of its subparsers
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for child in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                yield child
+                yield from _commands(child)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,17 +68,36 @@ def build_parser() -> argparse.ArgumentParser:
         prog="litmus-rules",
         description="Reject contaminated LITMUS benchmark instances, classify the rest, explain every verdict.",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
+    add_terminal_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    for child in _commands(parser):
+        add_terminal_options(child, top=False)
     return parser
+
+
+def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Checks across options (argparse checks each one alone): misuse is a usage error, exit 2."""
+    validate = getattr(args, "validate", None)
+    if validate is None:
+        return
+    problem = validate(args)
+    if problem:
+        command = next((p for p in _commands(parser) if p.prog.split()[1:] == [args.command]), parser)
+        command.error(problem)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _validate(parser, args)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a broken pipe shows here, not in the interpreter's exit (a traceback)
+        return code
     except RuleCheckError as exc:
         print(exc.render(), file=sys.stderr)
         errors = sum(1 for d in exc.diagnostics if d.severity == "error")
@@ -66,9 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         what = "interrupted" if exc.signum == signal.SIGINT else f"stopped by {signal.Signals(exc.signum).name}"
         print(f"litmus-rules: {what}", file=sys.stderr)
         return 128 + exc.signum
-    except BrokenPipeError:  # a command that decides nothing (check and explain handle their own)
+    except BrokenPipeError:  # the output was not delivered in full (check handles its own)
         quiet_stdout()
-        return EXIT_OK
+        print("litmus-rules: the output was closed early (broken pipe)", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,12 @@
 """`litmus-rules check`: decide SCORED / REJECTED / ERROR for every episode of the inputs.
 
-When a reader closes a piped stdout early (`| head`), the exit status is the verdicts' status if
-every episode had been decided, else 2: a batch that was not checked in full never exits 0.
+Formats: text (a summary and the traces of what was not scored), json, jsonl, and the CI reports
+junit, sarif and github (`_check_formats.py`). On a terminal, a progress bar on stderr from the
+start (`_terminal.Progress`), its total estimated from the bytes of input done and exact once
+every unit is done.
+
+When a reader closes a piped stdout early (`| head`), the output was not delivered in full: exit
+2 with one line on stderr, no traceback, never 0 (a CI job with `pipefail` fails).
 """
 
 from __future__ import annotations
@@ -9,59 +14,40 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-from typing import Any, Iterator, TextIO
+from typing import Any, Iterator
 
 import attrs
 
+from litmus_rules.cli import _check_formats
 from litmus_rules.cli._common import (
     EXIT_ERROR,
     add_rules_options,
     check_signals,
     exit_code,
     load,
-    outcomes,
     quiet_stdout,
     spec,
+    spool_stdin,
     stoppable,
     write,
 )
+from litmus_rules.cli._terminal import (
+    Progress,
+    is_terminal,
+    paint_verdict_lines,
+    pieces,
+    positive_int,
+    use_color,
+    verbosity,
+)
 from litmus_rules.cli.import_ import add_import_options, imported_outcomes
-from litmus_rules.engine.batch import Outcome
+from litmus_rules.engine.batch import Outcome, check_inputs
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
 from litmus_rules.render.json import json_line, render_json
 from litmus_rules.render.report.provenance import provenance
 from litmus_rules.render.report.summary import Summary, parse_by
-from litmus_rules.render.text import render_summary
-
-
-class _Progress:
-    """A one-line counter on stderr, only for a terminal and only once a run takes a while."""
-
-    def __init__(self, stream: TextIO, after: float = 2.0) -> None:
-        self.stream = stream
-        self.enabled = hasattr(stream, "isatty") and stream.isatty()
-        self.start = time.monotonic()
-        self.after = after
-        self.last = 0.0
-        self.shown = False
-
-    def tick(self, done: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.start < self.after or now - self.last < 0.25:
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        self.stream.write(f"\r{done} episodes checked ({rate:,.0f}/s)")
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
+from litmus_rules.render.text import counts_line, render_summary
 
 
 @attrs.frozen
@@ -72,12 +58,27 @@ class _Row:
     verdict: str
     rules: tuple[str, ...]
     classification: str | None
+    source: str | None = None  # "file:line": an ERROR row names its file (its id is often unknown)
+
+
+def _outcomes(args: argparse.Namespace, ruleset: Any, rules_spec: Any, tmp: str, progress: Progress) -> Iterator[Outcome]:
+    """`_common.outcomes`, with the progress bar fed by the batch's byte counts (`on_progress`)."""
+    stdin_path = spool_stdin(tmp) if "-" in args.inputs else None
+    return check_inputs(ruleset, rules_spec, args.inputs, jobs=getattr(args, "jobs", None), stdin_path=stdin_path,
+                        on_progress=progress.batch_hook() if progress.enabled else None)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     ruleset = load(args)
+    if args.format in _check_formats.CI_FORMATS:
+        args.no_traces = True  # the CI reports carry reasons and witnesses, never traces
     rules_spec = spec(args, args.explain, want_text=args.format == "text")
-    progress = _Progress(sys.stderr)
+    to_stdout = args.output is None or args.output == "-"
+    # A streamed format on the same terminal as the bar would interleave with it: no bar then.
+    streamed = args.format not in ("text", "json", "junit") and to_stdout and is_terminal(sys.stdout)
+    progress = Progress(args, "checking", "episodes", allowed=not streamed)
+    color = use_color(args) if to_stdout or getattr(args, "color", "auto") == "always" else False
+    level = verbosity(args)
     rows: list[_Row] = []
     traces: list[str] = []
     full: list[dict[str, Any]] = []
@@ -90,38 +91,44 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif args.detector or args.run or args.option:
             raise LitmusConfigError("--detector, --run and --option apply to imported inputs: add --from FORMAT")
         else:
-            found = outcomes(args, ruleset, rules_spec, tmp)
+            found = _outcomes(args, ruleset, rules_spec, tmp, progress)
 
         def tracked() -> Iterator[Outcome]:
             nonlocal complete
             for outcome in found:
                 check_signals()
-                rows.append(_Row(outcome.id, outcome.verdict, outcome.rules, outcome.classification))
-                progress.tick(len(rows))
+                source = outcome.json.get("source") if outcome.verdict == "ERROR" else None
+                rows.append(_Row(outcome.id, outcome.verdict, outcome.rules, outcome.classification, source))
+                progress.update(advance=1)
                 yield outcome
             complete = True
 
         try:
             if args.format == "jsonl":
-                write((json_line(o.json) for o in tracked()), args.output)
+                write((p for o in tracked() for p in pieces(json_line(o.json))), args.output)
+            elif args.format in _check_formats.CI_FORMATS:
+                write((p for c in _check_formats.chunks(args.format, tracked(), ruleset) for p in pieces(c)), args.output)
             else:
                 for outcome in tracked():
                     if args.format == "json":
                         full.append(outcome.json)
                         summary.add(outcome.json)
-                    elif outcome.text is not None and (outcome.verdict != SCORED or args.explain == "full"):
-                        traces.append(outcome.text)
+                    elif level >= 0 and outcome.text is not None and (
+                            outcome.verdict != SCORED or args.explain == "full"):
+                        traces.append(paint_verdict_lines(outcome.text, color))
+                progress.close()
                 if args.format == "json":
                     text = render_json(full, {**summary.to_json(), **provenance(ruleset.info, args.inputs)})
+                elif level < 0:  # -q: the outcome only
+                    text = counts_line(rows) + "\n"
                 else:
-                    text = "\n\n".join([render_summary(rows, ruleset.info), *traces]) + "\n"
-                write(iter([text]), args.output)
+                    text = "\n\n".join([render_summary(rows, ruleset.info, color=color), *traces]) + "\n"
+                write(pieces(text), args.output)  # pieces: a closed pipe must raise, not swallow the rest
         except BrokenPipeError:
             quiet_stdout()
-            code = exit_code(r.verdict for r in rows) if complete else EXIT_ERROR
             state = "" if complete else f"; {len(rows)} episode(s) decided, the rest not checked"
             print(f"litmus-rules: the output was closed early (broken pipe){state}", file=sys.stderr)
-            return code
+            return EXIT_ERROR
         finally:
             if hasattr(found, "close"):
                 found.close()  # stops the workers now, not when the generator is collected
@@ -129,6 +136,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not rows:
         print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
         return EXIT_ERROR
+    if level > 0:
+        print(f"litmus-rules: {counts_line(rows)} in {progress.elapsed():.2f} s "
+              f"({len(rows) / max(progress.elapsed(), 1e-9):,.0f}/s)", file=sys.stderr)
     return exit_code(r.verdict for r in rows)
 
 
@@ -136,7 +146,9 @@ def register(sub: Any) -> None:
     check = sub.add_parser("check", help="decide SCORED / REJECTED / ERROR for every episode")
     check.add_argument("inputs", nargs="+", metavar="INPUT", help="episode files or folders; - for stdin")
     add_rules_options(check)
-    check.add_argument("--format", choices=("text", "json", "jsonl"), default="text")
+    check.add_argument("--format", choices=("text", "json", "jsonl", *_check_formats.CI_FORMATS), default="text",
+                       help="text (default), json, jsonl; CI reports: junit (JUnit XML), sarif (SARIF 2.1.0), "
+                            "github (GitHub Actions annotations)")
     check.add_argument("--explain", choices=("fails", "full"), default="fails", help="which traces to include")
     check.add_argument("--no-traces", action="store_true",
                        help="json/jsonl: verdicts without their traces (reasons, witnesses and messages stay; "
@@ -145,7 +157,8 @@ def register(sub: Any) -> None:
                        help="with --format json: also count per group of these verdict keys (run.model,run.attack)")
     check.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of stdout")
     check.add_argument(
-        "--jobs", type=int, metavar="N", help="worker processes (default: all cores for inputs over 2 MiB, else 1)"
+        "--jobs", type=positive_int, metavar="N",
+        help="worker processes, at least 1 (default: all cores for inputs over 2 MiB, else 1)"
     )
     check.add_argument("--from", dest="from_format", metavar="FORMAT",
                        help="the inputs are a harness's own files: import them first (see `litmus-rules import`)")

@@ -2,6 +2,10 @@
 
 Exit status: 0 controls written and none shows a problem; 1 some control shows a problem or the
 scorer failed (`check` will reject that instance); 2 misuse or unusable input documents.
+
+On a terminal, a progress bar on stderr (instances done of the total, a rate and an ETA; the
+total is counted first, by parsing without validating); then a summary, the per-instance table
+only with `-v`. `-q`: the findings' counts and the problems only, no progress.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import sys
 from typing import Any
 
+from litmus_rules.cli._terminal import Progress, emit, use_color, verbosity
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.preflight.report import render_json, render_text
 from litmus_rules.preflight.run import run_preflight
@@ -28,20 +33,38 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     timeout = args.scorer_timeout
     if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
         raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
-    if not args.scorer:
-        report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
-                               replace_controls=args.replace_controls)
-    else:
+    if args.scorer:
         check_spec(args.scorer)
-        with ScorerProcess(args.scorer, timeout) as scorer:
-            report = run_preflight(args.inputs, args.output, scorer, args.scorer, replace_controls=args.replace_controls)
+    with Progress(args, "preflight", "instances") as progress:
+        if progress.enabled and "-" not in args.inputs:
+            progress.update(description="preflight (counting)")
+            progress.update(total=_count(args.inputs) or None, description="preflight")
+        tick = (lambda: progress.update(advance=1)) if progress.enabled else None
+        if not args.scorer:
+            report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
+                                   replace_controls=args.replace_controls, on_instance=tick)
+        else:
+            with ScorerProcess(args.scorer, timeout) as scorer:
+                report = run_preflight(args.inputs, args.output, scorer, args.scorer,
+                                       replace_controls=args.replace_controls, on_instance=tick)
     if args.format == "json":
-        sys.stdout.write(render_json(report))
+        emit(render_json(report))
     else:
-        sys.stderr.write(render_text(report))
+        sys.stderr.write(render_text(report, verbose=verbosity(args) > 0, color=use_color(args, sys.stderr)))
     if not report.results and not report.input_errors:
         print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
     return report.exit_code()
+
+
+def _count(inputs: list[str]) -> int:
+    """How many documents the inputs hold (the progress bar's total): parsed, not validated."""
+    from litmus_rules.io.inputs import plan_units
+    from litmus_rules.io.load import iter_unit
+
+    try:
+        return sum(1 for unit in plan_units(inputs) for _ in iter_unit(unit, check=False))
+    except Exception:  # noqa: BLE001 -- only a progress total: the pass itself reports what is wrong
+        return 0
 
 
 def register(sub: Any) -> None:
@@ -65,6 +88,6 @@ def register(sub: Any) -> None:
                    "`source: stub`) with the stubs' runs; by default they are kept and only absent controls are "
                    "filled in (episode/1 controls are always replaced: that format cannot mark the harness's runs)")
     p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
-                   help="text: summary table on stderr; json: summary as JSON on stdout; "
+                   help="text: summary on stderr (-v: a row per instance); json: summary as JSON on stdout; "
                    "jsonl: instances as JSONL on stdout (no -o), summary on stderr")
     p.set_defaults(func=cmd_preflight)

@@ -1,7 +1,9 @@
 """`litmus-rules test`: run the rule tests (YAML cases beside the rules), with coverage.
 
 Exit status: 0 every case passed; 1 a case failed, or coverage is below `--fail-under`; 2 misuse,
-or rules (or test files) that do not load.
+or rules (or test files) that do not load. `-x` stops at the first failure; `-v` lists passing
+cases too; `-q` prints the failures and the closing line only. `--fail-under` without
+`--coverage` is a usage error (it would otherwise be silently ignored).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from typing import Any
 
 from litmus_rules.authoring.ruletest import CaseResult, Coverage, TestRun, run_tests
 from litmus_rules.cli._common import EXIT_FAIL, EXIT_OK, fail, guarded, rule_paths
+from litmus_rules.cli._terminal import emit, paint, table, use_color, verbosity
 from litmus_rules.render.text import render_rule_trace
 
 
-def _render_failure(result: CaseResult) -> list[str]:
+def _render_failure(result: CaseResult, color: bool = False) -> list[str]:
     case = result.case
-    lines = [f"{case.file}:{case.line}: FAIL {case.name}"]
+    lines = [f"{case.file}:{case.line}: {paint('FAIL', 'red', color)} {case.name}"]
     shown: set[tuple[str, int]] = set()
     for p in result.problems:
         lines.append(f"  line {p.line}: {p.key}: expected {p.expected}, got {p.actual}")
@@ -34,7 +37,7 @@ def _render_failure(result: CaseResult) -> list[str]:
     return lines
 
 
-def _coverage_table(cov: Coverage) -> list[str]:
+def _coverage_table(cov: Coverage, color: bool = False) -> list[str]:
     info = cov.info
     lines = [f"coverage of {info.name} version {info.version}:"]
     header = ("kind", "name", "location", "true", "false", "unknown")
@@ -45,9 +48,7 @@ def _coverage_table(cov: Coverage) -> list[str]:
             needed = d in item.required or (d != "unknown" and "known" in item.required)
             cells.append(str(item.counts[d]) if needed or item.counts[d] else "-")
         rows.append((item.kind, item.name, item.location, *cells))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    lines.extend(table(rows, header, color=color, right=(3, 4, 5), indent=2))
     missing = cov.uncovered()
     if missing:
         lines.append(f"never exercised ({len(missing)}):")
@@ -80,29 +81,41 @@ def _test_json(run: TestRun, with_coverage: bool) -> dict[str, Any]:
     return doc
 
 
+def validate(args: argparse.Namespace) -> str | None:
+    """Option checks argparse cannot make alone (cli.main reports them as usage errors)."""
+    if args.fail_under is not None and not args.coverage:
+        return "--fail-under needs --coverage (it is a minimum coverage percentage)"
+    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
+        return f"--fail-under takes a percentage from 0 to 100, got {args.fail_under:g}"
+    return None
+
+
 def cmd_test(args: argparse.Namespace) -> int:
     rules = Path(args.rules) if args.rules else None
-    run = run_tests(rule_paths(args), rules=rules, select=args.k, coverage=args.coverage)
+    run = run_tests(rule_paths(args), rules=rules, select=args.k, coverage=args.coverage, exitfirst=args.exitfirst)
+    level, color = verbosity(args), use_color(args)
     if not run.results and not run.errors:
         return fail("no rule test cases found")
     below = [c for c in run.coverage.values() if args.fail_under is not None and c.percent < args.fail_under]
     if args.format == "json":
-        print(json.dumps(_test_json(run, args.coverage), ensure_ascii=False, indent=2))
+        emit(json.dumps(_test_json(run, args.coverage), ensure_ascii=False, indent=2) + "\n")
     else:
         out: list[str] = []
         for error in run.errors:
             out.append(error.render())
         for result in run.results:
             if not result.passed:
-                out.extend(_render_failure(result))
-            elif args.verbose:
-                out.append(f"{result.case.file}:{result.case.line}: ok {result.case.name}")
+                out.extend(_render_failure(result, color))
+            elif level > 0:
+                out.append(f"{result.case.file}:{result.case.line}: {paint('ok', 'green', color)} {result.case.name}")
         if args.coverage:
             for cov in run.coverage.values():
-                out.extend(_coverage_table(cov))
+                out.extend(_coverage_table(cov, color) if level >= 0 else
+                           [f"coverage: {cov.covered}/{cov.total} directions ({cov.percent:.1f}%)"])
         errors = f", {len(run.errors)} error(s)" if run.errors else ""
-        out.append(f"{run.passed} passed, {run.failed} failed{errors}")
-        print("\n".join(out))
+        stopped = " (stopped at the first failure: -x)" if args.exitfirst and (run.failed or run.errors) else ""
+        out.append(f"{run.passed} passed, {run.failed} failed{errors}{stopped}")
+        emit("\n".join(out) + "\n")
     for cov in below:
         print(f"litmus-rules: coverage {cov.percent:.1f}% is below --fail-under {args.fail_under:g}", file=sys.stderr)
     code = run.exit_code
@@ -117,5 +130,5 @@ def register(sub: Any) -> None:
     test.add_argument("--fail-under", type=float, metavar="PCT", help="with --coverage: exit 1 below this percentage")
     test.add_argument("--format", choices=("text", "json"), default="text")
     test.add_argument("-k", metavar="TEXT", help="only the cases whose name contains TEXT")
-    test.add_argument("-v", "--verbose", action="store_true", help="list passing cases too")
-    test.set_defaults(func=guarded(cmd_test))
+    test.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failed case")
+    test.set_defaults(func=guarded(cmd_test), validate=validate)

@@ -305,12 +305,22 @@ def check_inputs(
     inputs: Sequence[str],
     jobs: int | None = None,
     stdin_path: str | None = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> Iterator[Outcome]:
     """Every episode of the inputs, decided, in input order. `jobs=None` picks by batch size.
 
     Closing the iterator early (or an exception thrown into it, as a signal handler does) stops
-    the worker processes at once."""
+    the worker processes at once.
+
+    `on_progress(phase, done, total)`, when given, only observes: it is called in this process
+    once the units are planned (`"plan"`, 0, total), after each unit of the first pass (`"scan"`,
+    shared canaries) and after the outcomes of each unit were yielded (`"check"`); `done` and
+    `total` are bytes of input (a progress bar's total is estimated from them)."""
     units = plan_units(inputs, stdin_path=stdin_path)
+    sizes = [_unit_bytes(u) for u in units] if on_progress is not None else []
+    total_bytes = sum(sizes)
+    if on_progress is not None:
+        on_progress("plan", 0, total_bytes)
     if jobs is None:
         big = len(units) > 1 and _input_bytes(units) >= MIN_BYTES_FOR_POOL
         jobs = (os.cpu_count() or 1) if big else 1
@@ -323,12 +333,14 @@ def check_inputs(
     try:
         owners: dict[str, list[str]] = {}
         if ruleset.reads("shared_canaries"):
-            for pairs in _ordered(workers, window, _canaries_of, units, (), _canaries_of):
+            for i, pairs in enumerate(_ordered(workers, window, _canaries_of, units, (), _canaries_of)):
                 for owner, values in pairs:
                     for value in values:
                         ids = owners.setdefault(value, [])
                         if owner not in ids:
                             ids.append(owner)
+                if on_progress is not None:
+                    on_progress("scan", sum(sizes[: i + 1]), total_bytes)
         shared = {value: ids for value, ids in owners.items() if len(ids) > 1}
         del owners
 
@@ -336,7 +348,8 @@ def check_inputs(
             return _dead_unit(unit, shared, ruleset, spec)
 
         seen: dict[str, str] = {}
-        for results in _ordered(workers, window, _evaluate_unit, units, (shared, *local), dead):
+        done_bytes = 0
+        for i, results in enumerate(_ordered(workers, window, _evaluate_unit, units, (shared, *local), dead)):
             for outcome, ident in results:
                 if ident is None:
                     yield outcome
@@ -352,19 +365,24 @@ def check_inputs(
                 else:
                     seen.setdefault(ident, outcome.json.get("source") or "")
                     yield outcome
+            if on_progress is not None:
+                done_bytes += sizes[i]
+                on_progress("check", done_bytes, total_bytes)
         finished = True
     finally:
         if workers is not None:
             workers.stop(kill=not finished)
 
 
+def _unit_bytes(unit: Unit | LoadedEpisode) -> int:
+    if isinstance(unit, Unit):
+        try:
+            return (unit.stop - unit.start) if unit.stop is not None else os.path.getsize(unit.path)
+        except OSError:
+            pass
+    return 0
+
+
 def _input_bytes(units: Sequence[Unit | LoadedEpisode]) -> int:
-    total = 0
-    for unit in units:
-        if isinstance(unit, Unit):
-            try:
-                total += (unit.stop - unit.start) if unit.stop is not None else os.path.getsize(unit.path)
-            except OSError:
-                pass
-    return total
+    return sum(_unit_bytes(unit) for unit in units)
 

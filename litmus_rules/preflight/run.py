@@ -37,7 +37,7 @@ import os
 import sys
 import time
 import traceback
-from typing import IO, Any, Mapping, Sequence
+from typing import IO, Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -338,9 +338,11 @@ def _error(loaded: Any) -> dict[str, Any]:
 
 def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
-                  stdin: IO[str] | None = None, replace_controls: bool = False) -> Report:
+                  stdin: IO[str] | None = None, replace_controls: bool = False,
+                  on_instance: Callable[[], None] | None = None) -> Report:
     """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
     `replace_controls`: replace the harness's control runs of episode/1.1 instances too.
+    `on_instance`, when given, is called after each instance (a progress bar); it only observes.
 
     A file with an unusable document is copied to `outdir` unchanged, so that `check` reports its
     ERROR rather than silently missing it; its other instances get no controls and are not counted."""
@@ -372,6 +374,8 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
                     where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
                     results.append(preflight_instance(loaded.data, scorer, where, replace_controls))
                     out.add(with_controls(loaded.data, results[-1].controls), results[-1].controls)
+                    if on_instance is not None:
+                        on_instance()
             status = "written"
             if errors and stream_out is None:
                 status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied
