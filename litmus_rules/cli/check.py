@@ -69,7 +69,7 @@ def _outcomes(args: argparse.Namespace, ruleset: Any, rules_spec: Any, tmp: str,
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    ruleset = load(args)
+    ruleset = load(args, header=args.format == "text")  # text: the ruleset line heads the summary
     if args.format in _check_formats.CI_FORMATS:
         args.no_traces = True  # the CI reports carry reasons and witnesses, never traces
     rules_spec = spec(args, args.explain, want_text=args.format == "text")
@@ -122,7 +122,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 elif level < 0:  # -q: the outcome only
                     text = counts_line(rows) + "\n"
                 else:
-                    text = "\n\n".join([render_summary(rows, ruleset.info, color=color), *traces]) + "\n"
+                    text = "\n\n".join([render_summary(rows, args.ruleset_line, color=color), *traces]) + "\n"
                 write(pieces(text), args.output)  # pieces: a closed pipe must raise, not swallow the rest
         except BrokenPipeError:
             quiet_stdout()

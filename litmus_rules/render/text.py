@@ -148,12 +148,15 @@ def counts_line(rows: Sequence[Row]) -> str:
     return f"{len(rows)} episode(s): {counts[SCORED]} SCORED, {counts[REJECTED]} REJECTED, {counts[ERROR]} ERROR"
 
 
-def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | None, color: bool = False, detail: bool = True) -> str:
+def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | str | None, color: bool = False, detail: bool = True) -> str:
     """The counts, the reject reasons and classifications, and a row per episode (`detail`). An
     ERROR row names the file and line of its document (a `source` attribute, when the row has one):
-    an unreadable document often has no id."""
+    an unreadable document often has no id. `ruleset`: its identity, or the line the CLI made of it
+    (which also says where the rules came from)."""
     lines = []
-    if ruleset is not None:
+    if isinstance(ruleset, str):
+        lines.append(ruleset)
+    elif ruleset is not None:
         lines.append(f"ruleset {ruleset.name} version {ruleset.version} ({ruleset.hash[:19]})")
     lines.append(counts_line(rows))
     reasons = Counter(rule for r in rows if r.verdict == REJECTED for rule in r.rules)
