@@ -6,13 +6,14 @@ combining marks), in path-like text and in base64 (MIME-wrapped, decoding to wor
 path-like and base64 texts as the null-control transcript; 100 canaries; 100 text signals; a
 400-tool manifest (the one of bench/check_e2e.py). Printed per row:
 
-- `rules`: `litmus_rules.load_rules()` then `RuleSet.evaluate(episode)` (validation included),
+- `rules` (wall) and `cpu` (this process's CPU time: on a loaded machine the steadier figure):
+  `litmus_rules.load_rules()` then `RuleSet.evaluate(episode)` (validation included),
   min of --repeats runs, each on a fresh copy of the episode with new canaries, signal values and
   texts (the built-ins cache the forms of texts they have seen: a run never reuses them);
 - `floor`: plain Python on the same episode in the same run: `json.dumps` of it, lower-cased, and
   `str.find` of every canary, text signal value and tool name in both (what any checker has to
   read at least);
-- the ratio, and the verdict with the rejecting rules (so a run shows that the episode was decided).
+- the ratio (wall to wall), and the verdict with the rejecting rules (so a run shows that the episode was decided).
 
 The targets (issue 13): every row under 1 s; the base64 and path-like rows under 0.3 s.
 Run it on another checkout with `PYTHONPATH=/that/checkout python bench/worst_case.py`.
@@ -187,11 +188,12 @@ def floor(ep: dict[str, Any]) -> None:
         lower.find(needle.lower())
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result)."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    return time.perf_counter() - start, out
+    return time.perf_counter() - start, time.process_time() - cpu, out
 
 
 def main() -> None:
@@ -202,23 +204,25 @@ def main() -> None:
 
     import litmus_rules
 
-    t_load, rules = timed(litmus_rules.load_rules)
+    t_load, _, rules = timed(litmus_rules.load_rules)
     print(f"litmus_rules from {Path(litmus_rules.__file__).parent.parent}; load_rules {t_load * 1000:.0f} ms")
-    print(f"{'episode':36} {'rules ms':>9} {'floor ms':>9} {'ratio':>7}  verdict")
+    # warm up (the confusables table, compiled patterns): once per process, not per episode
+    rules.evaluate(_fresh(dict(episodes())["100 canaries"], -1))
+    print(f"{'episode':36} {'rules ms':>9} {'cpu ms':>8} {'floor ms':>9} {'ratio':>6}  verdict")
     for name, ep in episodes():
         if args.only not in name:
             continue
-        best = best_floor = float("inf")
+        best = best_cpu = best_floor = float("inf")
         verdict = None
         for run in range(args.repeats):
             fresh = _fresh(ep, run)
-            elapsed, verdict = timed(lambda: rules.evaluate(fresh))
-            best = min(best, elapsed)
+            elapsed, cpu, verdict = timed(lambda: rules.evaluate(fresh))
+            best, best_cpu = min(best, elapsed), min(best_cpu, cpu)
             best_floor = min(best_floor, timed(lambda: floor(fresh))[0])
         assert verdict is not None
         reasons = ",".join(sorted({r.rule for r in verdict.reasons})) or "-"
-        print(f"{name:36} {best * 1000:9.1f} {best_floor * 1000:9.1f} {best / best_floor:7.1f}  "
-              f"{verdict.verdict} {reasons}", flush=True)
+        print(f"{name:36} {best * 1000:9.1f} {best_cpu * 1000:8.1f} {best_floor * 1000:9.1f} "
+              f"{best / best_floor:6.1f}  {verdict.verdict} {reasons}", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -153,6 +153,8 @@ def _printable(raw: bytes) -> str | None:
     text = raw.decode("utf-8", "replace")
     if not text:
         return None
+    if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
+        return text
     bad = len(_NONPRINTABLE.findall(text))
     if bad * 5 > len(text):
         return None
@@ -166,7 +168,23 @@ def _looks_like_word(run: str) -> bool:
     return run[1:].islower() or run.isupper() or run.isdigit()
 
 
+# Runs up to this long are remembered with what they decode to: a text's runs are decoded again
+# for its cleaned form, and for the joined surfaces it is one of (joined.py).
+DECODED_RUN_MEMO_MAX = 256
+
+
 def _decode_b64_run(run: str) -> str | None:
+    if len(run) <= DECODED_RUN_MEMO_MAX:
+        return _decode_short_b64_run(run)
+    return _decode_b64_run_once(run)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _decode_short_b64_run(run: str) -> str | None:
+    return _decode_b64_run_once(run)
+
+
+def _decode_b64_run_once(run: str) -> str | None:
     std = run.translate(_URL_TO_STD)
     for align in range(4):
         chunk = std[align:]
@@ -397,6 +415,9 @@ def _canonical_run(run: str) -> str:
 @functools.lru_cache(maxsize=1 << 15)
 def _canonical_short_run(run: str) -> str:
     if len(run) <= ASCII_RUN_MAX and run.isascii():
+        m = _PATH_RE_ASCII.match(run)
+        if m is not None and m.end() == len(run):  # the run is one token: what sub() would replace
+            return _canonical_token(m)
         return _PATH_RE_ASCII.sub(_canonical_token, run)
     return _canonical_sub(run)
 
@@ -427,10 +448,22 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
         hit = _PATH_MAY_CHANGE.search(text, end)
 
 
+# A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
+# run by run from one split at the token boundaries (a list of its runs, each looked at once);
+# a sparser one by searching for the runs that may change (prose: one scan, few runs).
+DENSE_PATHS = 64
+_BOUNDARIES = re.compile("([\t\n\f\r \"'<>`]+)")
+
+
 @memo_large
 def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
+    if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
+        parts = _BOUNDARIES.split(text)
+        may_change = _PATH_MAY_CHANGE.search
+        parts[::2] = [_canonical_run(run) if may_change(run) else run for run in parts[::2]]
+        return "".join(parts)
     pieces = []
     done = 0
     for start, end, canonical in _canonical_runs(text):
@@ -444,5 +477,8 @@ def canonical_path(text: str) -> str:
 
 
 def path_changes(text: str) -> bool:
-    """canonical_path(text) != text, stopping at the first change."""
+    """canonical_path(text) != text, stopping at the first change (a large text: its kept
+    canonical form, textmemo.memo_large)."""
+    if len(text) >= MEMO_MIN:
+        return canonical_path(text) != text
     return any(canonical != text[start:end] for start, end, canonical in _canonical_runs(text))

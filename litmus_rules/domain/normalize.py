@@ -161,8 +161,11 @@ def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation]:
     yield f"{name} > confusable skeleton", skel, "skeleton"
     yield f"{name} > confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
     del skel
-    yield f"{name} > path canonicalised", canonical_path(clean(decoded)), "path"
-    yield f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised), "path-casefold"
+    path = canonical_path(clean(decoded))
+    yield f"{name} > path canonicalised", path, "path"
+    # on ASCII, lower-casing commutes with path canonicalisation (as in `derivations`)
+    yield (f"{name} > normalised > path canonicalised",
+           path.lower() if decoded.isascii() else canonical_path(decoded_normalised), "path-casefold")
 
 
 def derivations(text: str) -> Iterator[Derivation | Undecodable]:
