@@ -26,6 +26,7 @@ engine of path canonicalisation (same result).
 from __future__ import annotations
 
 import binascii
+import functools
 import html
 import posixpath
 import re
@@ -33,12 +34,9 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-import re2
-
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 # --- escapes and encodings ------------------------------------------------------------------------
@@ -69,6 +67,7 @@ def _json_escape(m: re.Match[str]) -> str:
     return _SIMPLE_ESCAPES[simple]
 
 
+@memo_large
 def json_unescape(text: str) -> str:
     """Decode JSON/JS string escapes (\\uXXXX incl. surrogate pairs, \\u{X}, \\xXX, \\n, \\", ...).
 
@@ -113,6 +112,7 @@ def _fixed_point(text: str, marker: str, decode: Any, limit: int, what: str, nam
     return text
 
 
+@memo_large
 def html_unescape(text: str) -> str:
     """html.unescape to a fixed point (double-escaped "&amp;#65;" -> "A").
 
@@ -124,6 +124,7 @@ def _unquote(text: str) -> str:
     return urllib.parse.unquote(text, errors="replace")
 
 
+@memo_large
 def percent_decode(text: str) -> str:
     """URL percent-decoding to a fixed point ("%2541" -> "%41" -> "A").
 
@@ -152,6 +153,8 @@ def _printable(raw: bytes) -> str | None:
     text = raw.decode("utf-8", "replace")
     if not text:
         return None
+    if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
+        return text
     bad = len(_NONPRINTABLE.findall(text))
     if bad * 5 > len(text):
         return None
@@ -165,7 +168,23 @@ def _looks_like_word(run: str) -> bool:
     return run[1:].islower() or run.isupper() or run.isdigit()
 
 
+# Runs up to this long are remembered with what they decode to: a text's runs are decoded again
+# for its cleaned form, and for the joined surfaces it is one of (joined.py).
+DECODED_RUN_MEMO_MAX = 256
+
+
 def _decode_b64_run(run: str) -> str | None:
+    if len(run) <= DECODED_RUN_MEMO_MAX:
+        return _decode_short_b64_run(run)
+    return _decode_b64_run_once(run)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _decode_short_b64_run(run: str) -> str | None:
+    return _decode_b64_run_once(run)
+
+
+def _decode_b64_run_once(run: str) -> str | None:
     std = run.translate(_URL_TO_STD)
     for align in range(4):
         chunk = std[align:]
@@ -264,24 +283,30 @@ def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
 # So a text without a match has no run that decodes, and `candidate_runs` skips the `re` scan
 # (10-30x slower than this one on prose). test_normalize checks the implication on random text.
 _RUN_CHAR = "[A-Za-z0-9+/_-]"
-_ENCODED_RUN_HINT = re2.compile(
+_ENCODED_RUN_HINT_PATTERN = (
     rf"[a-z]{_RUN_CHAR}*[A-Z]"
     rf"|{_RUN_CHAR}[A-Z]{_RUN_CHAR}*[a-z]"
     r"|(?:^|[^A-Za-z0-9+/_-])[a-z0-9+/_-][0-9+/_-]{7}"
     r"|[0-9A-Fa-f]{8}"
-    rf"|{_RUN_CHAR}{{8}}\r?\n{_RUN_CHAR}{{4}}",
-    _RE2_OPTIONS,
+    rf"|{_RUN_CHAR}{{8}}\r?\n{_RUN_CHAR}{{4}}"
 )
+
+
+@functools.cache
+def encoded_run_hint() -> Any:
+    """`_ENCODED_RUN_HINT_PATTERN`, compiled for RE2 on first use."""
+    return re2_module().compile(_ENCODED_RUN_HINT_PATTERN, re2_options())
 
 
 def may_hold_encoded_runs(text: str | bytes) -> bool:
     """False only when no base64-alphabet run of `text` can decode to a base64 or hex span."""
     try:
-        return _ENCODED_RUN_HINT.search(text) is not None
+        return encoded_run_hint().search(text) is not None
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: scan with `re`
         return True
 
 
+@memo_large
 def candidate_runs(text: str) -> list[str]:
     """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: every run,
     or [] when `may_hold_encoded_runs` shows that none of them gives a span (same spans either way)."""
@@ -298,10 +323,26 @@ _PATH_BODY = (
     r"(?:\b(?i:file):(?://(?i:localhost)?)?)?(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/]+" + _SEG + r")+[\\/]*"
     r"|\b" + _SEG + r"(?:[\\/]+" + _SEG + r")+[\\/]*"
 )
-_PATH_RE = re2.compile(
-    r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]*)|" + _PATH_BODY, _RE2_OPTIONS
-)
-_PATH_ONLY_RE = re2.compile(_PATH_BODY, _RE2_OPTIONS)
+_PATH_PATTERN = r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]*)|" + _PATH_BODY
+
+
+@functools.cache
+def _path_res() -> tuple[Any, Any]:
+    """(the path-token pattern, the path body alone), compiled for RE2 on first use."""
+    re2 = re2_module()
+    return re2.compile(_PATH_PATTERN, re2_options()), re2.compile(_PATH_BODY, re2_options())
+
+
+def __getattr__(name: str) -> Any:
+    # the compiled RE2 patterns under their former names, built on first use
+    if name == "_PATH_RE":
+        return _path_res()[0]
+    if name == "_PATH_ONLY_RE":
+        return _path_res()[1]
+    if name == "_ENCODED_RUN_HINT":
+        return encoded_run_hint()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 # The same on ASCII text, for `re` (leftmost-first like RE2; \b and \s spelled as RE2 reads them):
 # no RE2 wrapper overhead per call, for the many short runs of a long text (`canonical_path`);
 # test_normalize compares the two.
@@ -309,7 +350,6 @@ _PATH_RE_ASCII = re.compile(
     (r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\f\r \"'<>`]*)|" + _PATH_BODY).replace(r"\p{L}\p{N}", "A-Za-z0-9"),
     re.ASCII,
 )
-_MULTI_SLASH = re.compile(r"/{2,}")
 
 
 def _canonical(p: str) -> str:
@@ -317,7 +357,11 @@ def _canonical(p: str) -> str:
         p = p[5:]
         if p[:11].lower() == "//localhost":
             p = p[11:]
-    p = _MULTI_SLASH.sub("/", p.replace("\\", "/"))
+    p = p.replace("\\", "/")
+    if p[:2] == "//":
+        # normpath keeps a leading "//" (POSIX leaves its meaning open): make it one slash; normpath
+        # folds the doubled slashes inside
+        p = "/" + p.lstrip("/")
     return posixpath.normpath(p) if p else p
 
 
@@ -327,7 +371,7 @@ def _canonical_token(m: Any) -> str:
         return _canonical(p)
     # a URL: only file: URLs name a local path
     if p[:5].lower() == "file:":
-        return _PATH_ONLY_RE.sub(lambda inner: _canonical(inner.group()), p)
+        return _path_res()[1].sub(lambda inner: _canonical(inner.group()), p)
     return p
 
 
@@ -350,10 +394,32 @@ ASCII_RUN_MAX = 64
 
 
 def _canonical_sub(text: str) -> str:
+    path_re = _path_res()[0]
     try:
-        return _PATH_RE.sub(_canonical_token, text)
+        return path_re.sub(_canonical_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
-        return _PATH_RE.sub(_canonical_token, _SURROGATE.sub("\ufffd", text))
+        return path_re.sub(_canonical_token, _SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
+
+
+# Runs up to this long are remembered (a long text repeats its paths, and its decoded and
+# normalised forms hold the same runs again).
+RUN_MEMO_MAX = 256
+
+
+def _canonical_run(run: str) -> str:
+    if len(run) <= RUN_MEMO_MAX:
+        return _canonical_short_run(run)
+    return _canonical_sub(run)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _canonical_short_run(run: str) -> str:
+    if len(run) <= ASCII_RUN_MAX and run.isascii():
+        m = _PATH_RE_ASCII.match(run)
+        if m is not None and m.end() == len(run):  # the run is one token: what sub() would replace
+            return _canonical_token(m)
+        return _PATH_RE_ASCII.sub(_canonical_token, run)
+    return _canonical_sub(run)
 
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -377,16 +443,27 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
         start = n - before.start() if before is not None else done
         boundary = _TOKEN_BOUNDARY.search(text, pos)
         end = boundary.start() if boundary is not None else n
-        run = text[start:end]
-        short = len(run) <= ASCII_RUN_MAX and run.isascii()
-        yield start, end, _PATH_RE_ASCII.sub(_canonical_token, run) if short else _canonical_sub(run)
+        yield start, end, _canonical_run(text[start:end])
         done = end
         hit = _PATH_MAY_CHANGE.search(text, end)
 
 
+# A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
+# run by run from one split at the token boundaries (a list of its runs, each looked at once);
+# a sparser one by searching for the runs that may change (prose: one scan, few runs).
+DENSE_PATHS = 64
+_BOUNDARIES = re.compile("([\t\n\f\r \"'<>`]+)")
+
+
+@memo_large
 def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
+    if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
+        parts = _BOUNDARIES.split(text)
+        may_change = _PATH_MAY_CHANGE.search
+        parts[::2] = [_canonical_run(run) if may_change(run) else run for run in parts[::2]]
+        return "".join(parts)
     pieces = []
     done = 0
     for start, end, canonical in _canonical_runs(text):
@@ -400,5 +477,8 @@ def canonical_path(text: str) -> str:
 
 
 def path_changes(text: str) -> bool:
-    """canonical_path(text) != text, stopping at the first change."""
+    """canonical_path(text) != text, stopping at the first change (a large text: its kept
+    canonical form, textmemo.memo_large)."""
+    if len(text) >= MEMO_MIN:
+        return canonical_path(text) != text
     return any(canonical != text[start:end] for start, end, canonical in _canonical_runs(text))

@@ -58,7 +58,8 @@ class _FormsCache:
 
     MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
     MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
-    MAX_TEXT = 4 << 20  # larger texts are not kept with the others (they would evict everything)...
+    MAX_TEXT = 4 << 20  # larger texts, and texts with larger forms than MAX_CHARS / 2, are not kept
+    # with the others (they would evict everything)...
 
     def __init__(self) -> None:
         self._data: collections.OrderedDict[str, tuple[Forms, int]] = collections.OrderedDict()
@@ -75,10 +76,10 @@ class _FormsCache:
         return kept  # type: ignore[return-value]
 
     def get(self, text: str) -> Forms:
+        large = self._large
+        if large is not None and large[0] == text:
+            return large[1]
         if len(text) > self.MAX_TEXT:
-            large = self._large
-            if large is not None and large[0] == text:
-                return large[1]
             result = self._derive(text)
             self._large = (text, result)
             return result
@@ -90,6 +91,10 @@ class _FormsCache:
         result = self._derive(text)
         size = len(text) if isinstance(result, StreamedForms) else sum(
             len(f.text) for f in result if isinstance(f, Form))
+        if size > self.MAX_CHARS // 2:
+            # kept with the others it would evict them all, itself included
+            self._large = (text, result)
+            return result
         with self._lock:
             if text not in self._data:
                 self._data[text] = (result, size)

@@ -45,19 +45,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
-import re2
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import (
     _B64_RUN,
-    _ENCODED_RUN_HINT,
     LimitUnknown,
     _base64_runs,
     _hex_runs,
+    encoded_run_hint,
     html_unescape,
     path_changes,
     percent_decode,
 )
+from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
@@ -92,9 +92,7 @@ _ASCII_LOWER = frozenset({"casefold", "normalised"})
 
 W = TypeVar("W")
 
-_PROBE_OPTIONS = re2.Options()
-_PROBE_OPTIONS.log_errors = False
-_PROBE_OPTIONS.max_mem = 64 << 20  # alternations of many literals
+_PROBE_MAX_MEM = 64 << 20  # RE2 memory for alternations of many literals
 # Literals are found with one bytes.find each (2-7 GB/s) while that reads less than this many
 # bytes; past it, with one compiled RE2 alternation (~0.3 ms to compile a dozen encoded tokens,
 # then ~1 GB/s whatever their number). Probes are per signal, and canaries change per episode.
@@ -102,7 +100,11 @@ _PROBE_OPTIONS.max_mem = 64 << 20  # alternations of many literals
 # falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_RUN8 = re2.compile(r"[A-Za-z0-9+/_-]{8}", _PROBE_OPTIONS)
+
+
+@functools.cache
+def _run8() -> Any:
+    return re2_module().compile(r"[A-Za-z0-9+/_-]{8}", re2_options(_PROBE_MAX_MEM))
 
 
 def _plain_literals(form: str, lits: Iterable[str]) -> tuple[bytes, ...] | None:
@@ -135,8 +137,9 @@ def _has_surrogate(text: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def _alternation(lits: tuple[bytes, ...]) -> Any:
     """One RE2 pattern for all the literals, or None if RE2 cannot compile it."""
+    re2 = re2_module()
     try:
-        return re2.compile(b"|".join(re2.escape(lit) for lit in lits), _PROBE_OPTIONS)
+        return re2.compile(b"|".join(re2.escape(lit) for lit in lits), re2_options(_PROBE_MAX_MEM))
     except re2.error:
         return None
 
@@ -187,13 +190,13 @@ class _Form:
 class Haystack:
     """Texts joined by NUL, in every form, with the indices of the texts that are not plain."""
 
-    __slots__ = ("_forms", "_joined", "_texts", "ascii", "exact", "results", "size", "texts")
+    __slots__ = ("_forms", "_joined", "_pieces", "_texts", "ascii", "exact", "results", "size", "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
         self.results: dict[Any, Any] = {}
         self._forms: dict[str, _Form | None] = {}
-        self._texts: dict[str, str] = {}
+        self._texts: dict[str, list[str]] = {}
         exact: set[int] = set()
         pieces: Sequence[str] = texts
         joined = SEP + SEP.join(texts)
@@ -210,6 +213,7 @@ class Haystack:
                     pieces.append(text)
             joined = SEP + SEP.join(pieces)
         self._joined = joined
+        self._pieces = pieces
         raw = joined.encode("utf-8")
         starts = list(itertools.accumulate(
             (len(p.encode("utf-8")) + 1 if not self.ascii else len(p) + 1 for p in pieces[:-1]),
@@ -265,7 +269,7 @@ class Haystack:
                     continue
                 if source is not None:
                     end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
-                    if _RUN8.search(source.data, source.starts[i], end) is None:
+                    if _run8().search(source.data, source.starts[i], end) is None:
                         continue
                 runs = _B64_RUN.findall(derive(texts[i]))
                 if _base64_runs(runs, 1) or _hex_runs(runs, 1):  # one decoded span is enough
@@ -291,8 +295,9 @@ class Haystack:
         """Segments where `decoding.may_hold_encoded_runs` is true (one scan of the join)."""
         out = []
         pos = 0
+        hint = encoded_run_hint()
         while True:
-            m = _ENCODED_RUN_HINT.search(raw.data, pos)
+            m = hint.search(raw.data, pos)
             if m is None:
                 break
             # a hint may start at the NUL before a segment, but always ends inside one
@@ -322,10 +327,10 @@ class Haystack:
             assert skeleton is not None
             got = _Form(skeleton.data.lower(), raw.starts)
         else:
-            text = self._text(name)
+            text = SEP + SEP.join(self._text(name))
             if text == self._joined:
                 got = raw
-            elif text.count(SEP) != len(raw.starts) or not text.startswith(SEP):
+            elif text.count(SEP) != len(raw.starts):
                 got = None  # never seen: every transform keeps each NUL (see the module doc)
             else:
                 data = text.encode("utf-8")
@@ -335,14 +340,14 @@ class Haystack:
         self._forms[name] = got
         return got
 
-    def _text(self, name: str) -> str:
-        """A form of the join as text (non-ASCII joins)."""
+    def _text(self, name: str) -> list[str]:
+        """A form of each text (non-ASCII joins)."""
         if name == "raw":
-            return self._joined
+            return list(self._pieces)
         got = self._texts.get(name)
         if got is None:
             source, transform = _TRANSFORMS[name]
-            got = self._texts[name] = transform(self._text(source))
+            got = self._texts[name] = _each(transform, self._text(source))
         return got
 
     def first(self, probe: Probe, test: Callable[[str], W | None]) -> tuple[int, W] | None:
@@ -412,6 +417,25 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
+
+
+def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
+    """`transform` of each piece: a large one on its own (its result is the one its own forms
+    use, textmemo.memo_large), each run of small ones in one call on them joined by NUL (the
+    transforms keep NUL, module doc; a run whose NULs do not come back is done piece by piece)."""
+    out: list[str] = []
+    start = 0
+    n = len(pieces)
+    for i in range(n + 1):
+        if i < n and len(pieces[i]) < MEMO_MIN:
+            continue
+        if start < i:
+            parts = transform(SEP.join(pieces[start:i])).split(SEP)
+            out += parts if len(parts) == i - start else [transform(p) for p in pieces[start:i]]
+        if i < n:
+            out.append(transform(pieces[i]))
+        start = i + 1
+    return out
 
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:

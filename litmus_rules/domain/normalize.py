@@ -15,8 +15,9 @@ must be applied to a token (or signal value) so that both sides are normalised t
 `variants(text)` is the public, simpler view: distinct (name, text) pairs.
 
 Bounds: the forms of a text are complete, in linear time and memory: `derivations(text)` derives
-them one at a time (a search keeps a few alive, however many there are); `forms(text)` groups them
-(formcache.py caches them while they add up to at most 8x the input + 1 MiB, `FORMS_BUDGET_*`,
+them one at a time (a search keeps a few alive, however many there are, besides the transforms of
+large texts that textmemo.py keeps, MEMO_CHARS characters in all); `forms(text)` groups them
+(formcache.py caches them while they add up to at most 16x the input + 1 MiB, `FORMS_BUDGET_*`,
 and streams `derivations` past that). Layered HTML / percent escapes past HTML_MAX_LAYERS /
 PERCENT_MAX_LAYERS are not decoded: that form is `Undecodable` and a search that finds nothing
 else is unknown (decoding.LimitUnknown), never false.
@@ -34,7 +35,6 @@ import attrs
 
 from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the decoders are part of this API
     _B64_RUN,
-    _PATH_RE,
     HTML_MAX_LAYERS,
     MAX_DECODED_CHARS,
     LimitUnknown,
@@ -50,6 +50,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     json_unescape,
     percent_decode,
 )
+from litmus_rules.domain.textmemo import memo_large
 from litmus_rules.domain.transforms import (
     _clean_stripped,
     _full_from_clean,
@@ -88,7 +89,7 @@ CASEFOLDED_KEYS = frozenset({"casefold", "normalised", "skeleton-casefold", "pat
 # FORMS_BUDGET_FACTOR x the input + FORMS_BUDGET_EXTRA characters. Past it nothing is dropped:
 # the forms are derived again, one at a time, for each search (`derivations`), so memory holds a
 # few forms at a time instead of all of them.
-FORMS_BUDGET_FACTOR = 8
+FORMS_BUDGET_FACTOR = 16
 FORMS_BUDGET_EXTRA = 1 << 20
 
 
@@ -118,21 +119,36 @@ class Undecodable:
     reason: str
 
 
-# None: decoded from the base64-alphabet runs, found once for both (hex digits are base64 too)
-_DECODERS: tuple[tuple[str, Callable[[str], str] | None], ...] = (
+def __getattr__(name: str) -> Any:
+    # re-exported from decoding, where it is compiled on first use
+    if name == "_PATH_RE":
+        from litmus_rules.domain import decoding
+
+        return decoding._path_res()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@memo_large
+def _base64_text(text: str) -> str:
+    """The decoded base64 spans of `text`, one a line."""
+    return "\n".join(_base64_runs(candidate_runs(text)))
+
+
+@memo_large
+def _hex_text(text: str) -> str:
+    """The decoded hex spans of `text`, one a line (hex runs lie inside base64-alphabet runs)."""
+    return "\n".join(_hex_runs(candidate_runs(text)))
+
+
+_DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("json unescaped", json_unescape),
     ("html unescaped", html_unescape),
     ("percent-decoded", percent_decode),
-    ("base64", None),
-    ("hex", None),
+    ("base64", _base64_text),
+    ("hex", _hex_text),
 )
 
 Derivation = tuple[str, str, str]  # (name, derived text, key)
-
-
-def _decode_runs(name: str, runs: list[str]) -> str:
-    spans = _base64_runs(runs) if name == "base64" else _hex_runs(runs)
-    return "\n".join(spans)
 
 
 def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation]:
@@ -144,10 +160,13 @@ def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation]:
     yield f"{name} > normalised", decoded_normalised, "normalised"
     skel = skeleton_key(decoded)
     yield f"{name} > confusable skeleton", skel, "skeleton"
-    yield f"{name} > confusable skeleton > casefold", skel.casefold(), "skeleton-casefold"
+    yield f"{name} > confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
     del skel
-    yield f"{name} > path canonicalised", canonical_path(clean(decoded)), "path"
-    yield f"{name} > normalised > path canonicalised", canonical_path(decoded_normalised), "path-casefold"
+    path = canonical_path(clean(decoded))
+    yield f"{name} > path canonicalised", path, "path"
+    # on ASCII, lower-casing commutes with path canonicalisation (as in `derivations`)
+    yield (f"{name} > normalised > path canonicalised",
+           path.lower() if decoded.isascii() else canonical_path(decoded_normalised), "path-casefold")
 
 
 def derivations(text: str) -> Iterator[Derivation | Undecodable]:
@@ -184,7 +203,7 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
     yield "normalised", normalised, "normalised"
     skel = skeleton(unmasked_text)
     yield "confusable skeleton", skel, "skeleton"
-    yield "confusable skeleton > casefold", skel.casefold(), "skeleton-casefold"
+    yield "confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
     del skel
     path = canonical_path(cleaned)
     yield "path canonicalised", path, "path"
@@ -203,11 +222,10 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
         sources.append((" > ".join(steps) or "nfkc", cleaned))
     del stripped, unmasked_text, cleaned
     for prefix, source in sources:
-        runs = candidate_runs(source)
         for name, decode in _DECODERS:
             label = f"{prefix} > {name}" if prefix else name
             try:
-                decoded = decode(source) if decode is not None else _decode_runs(name, runs)
+                decoded = decode(source)
             except LimitUnknown as exc:
                 yield Undecodable(label, str(exc))
                 continue

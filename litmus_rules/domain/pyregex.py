@@ -19,7 +19,9 @@ written out again with no construct whose meaning depends on the engine:
 `Plan.of(pattern)` parses once; `plan.rewrite(engine, extra)` writes the pattern for "re2",
 "regex" or "probe". A probe is an RE2 pattern that matches wherever the pattern matches in any text
 (a superset: assertions dropped, backreferences as any text, non-ASCII characters all admitted):
-what a search over many texts joined by NUL may use to find candidates (joined.py).
+what a search over many texts joined by NUL may use to find candidates (joined.py). A probe
+written with `extra` characters is a superset on texts of ASCII and those characters only (its
+classes are exact on them): what a search of one long non-ASCII text is filtered with (regexes.py).
 """
 
 from __future__ import annotations
@@ -183,7 +185,7 @@ class Plan:
     def rewrite(self, engine: str, extra: str = "") -> str:
         """The pattern for `engine` ("re2", "regex", "probe"), exact on any text whose characters
         are ASCII or in `extra` (distinct non-ASCII characters; a probe: a superset on every
-        text)."""
+        text, or with `extra`, on those texts)."""
         return _Writer(engine, extra).sub(self.tree.data, self.flags)
 
 
@@ -221,8 +223,10 @@ class _Writer:
         source = _matcher_source(op, av, flags)
         got = self.sets.get(source)
         if got is None:
-            if self.probe:
+            if self.probe and not self.extra:
                 got = _set(_ascii_members(source), "re2", everything_else=True)
+            elif self.probe:  # a probe for texts of these characters only: exact classes
+                got = _set(_members(source, self.extra), "re2")
             else:
                 got = _set(_members(source, self.extra), self.engine)
             self.sets[source] = got

@@ -28,12 +28,10 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import re2
-import regex
-
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.pyregex import Plan, Unsupported
 from litmus_rules.domain.regexlits import required_literals
+from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
 
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
 REGEX_BUDGET = 0.5  # seconds of searching per regex per budget scope (an evaluation, or one search over many texts)
@@ -69,8 +67,6 @@ def _flag_prefix(pattern: str, flags: tuple[str, ...]) -> str:
     return f"(?{''.join(sorted(letters))})" if letters else ""
 
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # failures fall back to the regex module; don't spam stderr
 
 
 @functools.lru_cache(maxsize=512)
@@ -135,12 +131,16 @@ def _compiled(pattern: str, engine: str, source: str | None) -> Any:
         raise RegexUnknown(f"regex {_short(pattern)} is {len(source)} characters long once its classes "
                            f"are spelled out for this text (limit {MAX_REWRITTEN_LEN}); treated as unknown")
     if engine == "regex":
+        import regex  # loaded on first use: most patterns run on RE2
+
         try:
             return regex.compile(source, regex.V0)
         except (regex.error, ValueError, OverflowError, RecursionError, MemoryError) as exc:
             raise RegexUnknown(f"regex {_short(pattern)} cannot be evaluated: {exc}") from None
+    re2 = re2_module()
     try:
-        return re2.compile(source, _RE2_OPTIONS)
+        # failures fall back to the regex module: re2_options logs nothing
+        return re2.compile(source, re2_options())
     except (re2.error, UnicodeEncodeError, ValueError, TypeError):
         return None
 
@@ -260,16 +260,20 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     prefix = _flag_prefix(pattern, flags)
     plan = _get_plan(pattern, prefix)
     ascii_text = text.isascii()
-    # the 256-character pages of the text's non-ASCII characters: the rewrite is exact on them
-    pages = () if ascii_text else tuple(sorted({ord(c) >> 8 for c in set(text) if c > "\x7f"}))
     if plan.ignorecase_backref and not ascii_text:
         raise RegexUnknown(
             f"regex {_short(pattern)} compares a group case-insensitively in a non-ASCII text, which "
             "cannot be reproduced exactly in bounded time; treated as unknown")
+    account = _account_for(pattern, flags)
+    if account is not None and account.budget - account.spent <= 0:
+        raise account.exhausted(pattern)
+    if not ascii_text and not _may_match(pattern, prefix, text, account):
+        return None  # (and an exact search that would run out of time or budget is not run)
+    # the 256-character pages of the text's non-ASCII characters: the rewrite is exact on them
+    pages = () if ascii_text else _pages(text)
     use_re2 = (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
                and not (plan.has_end and text.endswith("\n"))
                and not any(0xD8 <= page <= 0xDF for page in pages))  # RE2 reads UTF-8: no surrogates
-    account = _account_for(pattern, flags)
     timeout = REGEX_TIMEOUT
     if account is not None:
         remaining = account.budget - account.spent
@@ -301,6 +305,34 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     if m is None:
         return None
     return m.start(), m.group()
+
+
+# A non-ASCII text is first searched with an RE2 probe (linear time, a superset of the matches):
+# `regex_probe`'s, or for a text at least PREFILTER_MIN long, the probe whose classes are exact on
+# its characters (regex_probe's admits any non-ASCII character where a class is: a long non-ASCII
+# text often matches it). Where the probe finds nothing the exact search (on these texts often the
+# `regex` module, as RE2 has no Unicode \b) cannot find anything either.
+PREFILTER_MIN = 1 << 12
+
+
+def _may_match(pattern: str, prefix: str, text: str, account: _Account | None) -> bool:
+    start = _clock()
+    try:
+        probe = _rewritten(pattern, prefix, "probe", _pages(text) if len(text) >= PREFILTER_MIN else ())
+        return probe is None or probe.search(text) is not None
+    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
+        return True
+    finally:
+        if account is not None:  # counted as a search of the text, as the exact one would be
+            account.spent += _clock() - start
+            account.searches += 1
+            if len(account.texts) < _MAX_COUNTED_TEXTS:
+                account.texts.add(hash(text))
+
+
+@memo_large
+def _pages(text: str) -> tuple[int, ...]:
+    return tuple(sorted({ord(c) >> 8 for c in set(text) if c > "\x7f"}))
 
 
 def regex_literals(pattern: str) -> list[str]:

@@ -35,32 +35,48 @@ import re
 import unicodedata
 from typing import Any
 
-import re2
-import regex
-
 from litmus_rules.domain.decoding import canonical_path
+from litmus_rules.domain.textmemo import memo_large, re2_options
+
+# The engines (re2, regex) and the confusables table are loaded on first use, not when the package
+# is imported (cold start: `import litmus_rules` reads no Unicode database of theirs).
 
 # --- format characters and unicode tags --------------------------------------------------------
 
 # Default-ignorable code points and every Cf character (zero-width, soft hyphen, bidi controls,
 # variation selectors, CGJ, Hangul fillers, ...) -- but not the tag block, which carries hidden
 # ASCII and is decoded by `decode_tag_chars` rather than thrown away.
-_FORMAT_RE = regex.compile(
-    r"[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Variation_Selector}--[\U000E0000-\U000E007F]]+",
-    regex.V1,
-)
+_FORMAT_PATTERN = r"[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Variation_Selector}--[\U000E0000-\U000E007F]]+"
 _TAG_RE = re.compile("[\U000e0000-\U000e007f]+")
-
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
 # Cheap linear-time presence tests (RE2 scans ~0.5 GB/s; Python's engines ~10x slower): the
 # precise substitutions above only run on the rare texts that contain such characters.
-_MAYBE_FORMAT = re2.compile(
+_MAYBE_FORMAT_PATTERN = (
     r"[\p{Cf}\x{034F}\x{2060}-\x{206F}\x{115F}\x{1160}\x{17B4}\x{17B5}\x{180B}-\x{180F}\x{3164}\x{FE00}-\x{FE0F}"
-    r"\x{FFA0}\x{FFF0}-\x{FFF8}\x{1D173}-\x{1D17A}\x{E0000}-\x{E0FFF}]",
-    _RE2_OPTIONS,
+    r"\x{FFA0}\x{FFF0}-\x{FFF8}\x{1D173}-\x{1D17A}\x{E0000}-\x{E0FFF}]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _format_re() -> Any:
+    import regex
+
+    return regex.compile(_FORMAT_PATTERN, regex.V1)
+
+
+@functools.cache
+def _maybe_format() -> Any:
+    import re2
+
+    return re2.compile(_MAYBE_FORMAT_PATTERN, re2_options())
+
+
+def __getattr__(name: str) -> Any:
+    # the compiled patterns under their former names, built on first use
+    lazy = {"_FORMAT_RE": _format_re, "_MAYBE_FORMAT": _maybe_format}.get(name)
+    if lazy is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy()
 
 
 def _re2_search(pattern: Any, text: str) -> bool:
@@ -70,27 +86,33 @@ def _re2_search(pattern: Any, text: str) -> bool:
         return pattern.search(_SURROGATE.sub("\ufffd", text)) is not None
 
 
+@memo_large
 def strip_format_chars(text: str) -> str:
     """Remove invisible format characters (category Cf, default-ignorables, variation selectors),
     except Unicode tag characters. Idempotent."""
-    if text.isascii() or not _re2_search(_MAYBE_FORMAT, text):
+    if text.isascii() or not _re2_search(_maybe_format(), text):
         return text
-    return _FORMAT_RE.sub("", text)
+    return _format_re().sub("", text)  # type: ignore[no-any-return]
 
 
 def _decode_tag_run(m: re.Match[str]) -> str:
     # U+E0020..U+E007E mirror printable ASCII; the language tag (E0001), cancel tag (E007F) and
     # unassigned tag code points carry no text and are dropped.
-    return "".join(chr(ord(c) - 0xE0000) for c in m.group() if 0xE0020 <= ord(c) <= 0xE007E)
+    return m.group().translate(_TAG_TABLE)
 
 
+_TAG_TABLE = {cp: (chr(cp - 0xE0000) if 0xE0020 <= cp <= 0xE007E else None) for cp in range(0xE0000, 0xE0080)}
+
+
+@memo_large
 def decode_tag_chars(text: str) -> str:
     """Map Unicode tag characters (U+E0000-U+E007F) to the ASCII they mirror. Idempotent."""
-    if text.isascii() or not _re2_search(_MAYBE_FORMAT, text):
+    if text.isascii() or not _re2_search(_maybe_format(), text):
         return text
     return _TAG_RE.sub(_decode_tag_run, text)
 
 
+@memo_large
 def nfkc(text: str) -> str:
     """Unicode NFKC (fullwidth, ligatures, mathematical alphanumerics -> plain). Idempotent."""
     if text.isascii():
@@ -98,11 +120,13 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+@memo_large
 def casefold(text: str) -> str:
     """Unicode full case folding (str.casefold). Idempotent."""
     return text.casefold()
 
 
+@memo_large
 def clean(text: str) -> str:
     """The case-preserving part of the full chain: format characters removed > tags decoded > NFKC."""
     if text.isascii():
@@ -110,6 +134,7 @@ def clean(text: str) -> str:
     return _clean_stripped(strip_format_chars(text))
 
 
+@memo_large
 def _clean_stripped(stripped: str) -> str:
     decoded = decode_tag_chars(stripped)
     normal = nfkc(decoded)
@@ -117,6 +142,7 @@ def _clean_stripped(stripped: str) -> str:
     return normal if normal is decoded or normal == decoded else strip_format_chars(normal)
 
 
+@memo_large
 def _full_from_clean(cleaned: str) -> str:
     if cleaned.isascii():
         return cleaned.lower()  # casefold == lower on ASCII, and lower is faster
@@ -152,18 +178,20 @@ def _skeleton_table() -> dict[int, str]:
             x = parent[x]
         return x
 
+    # Some entries are wrapped in LRM marks: strip them, in one pass over all the entries (NUL
+    # separated: stripping works character by character and keeps NUL).
+    pairs = [(key, entry.get("c", "")) for key, entries in confusables_data.items() for entry in entries]
+    flat = _format_re().sub("", "\0".join(x for pair in pairs for x in pair)).split("\0")
+    assert len(flat) == 2 * len(pairs)
     degree: dict[str, int] = {}
-    for key, entries in confusables_data.items():
-        k = _FORMAT_RE.sub("", key)  # some entries are wrapped in LRM marks
-        for entry in entries:
-            c = _FORMAT_RE.sub("", entry.get("c", ""))
-            if not k or not c:
-                continue
-            degree[k] = degree.get(k, 0) + 1
-            degree[c] = degree.get(c, 0) + 1
-            a, b = find(k), find(c)
-            if a != b:
-                parent[a] = b
+    for k, c in zip(flat[::2], flat[1::2]):
+        if not k or not c:
+            continue
+        degree[k] = degree.get(k, 0) + 1
+        degree[c] = degree.get(c, 0) + 1
+        a, b = find(k), find(c)
+        if a != b:
+            parent[a] = b
 
     classes: dict[str, list[str]] = {}
     for member in list(parent):
@@ -193,27 +221,17 @@ def _skeleton_table() -> dict[int, str]:
 
 
 @functools.cache
-def _skeleton_parts() -> tuple[bytes, dict[str, str], Any]:
+def _skeleton_parts() -> tuple[bytes, dict[int, str]]:
     """The table split for speed: a 256-byte map for ASCII (applied to UTF-8 bytes, where ASCII
-    bytes never occur inside multi-byte sequences) and an RE2 class of the non-ASCII keys."""
+    bytes never occur inside multi-byte sequences) and the str.translate table of the others."""
     table = _skeleton_table()
     ascii_map = bytearray(range(256))
     for cp, rep in table.items():
         if cp < 128:
             assert len(rep) == 1 and rep.isascii(), (cp, rep)
             ascii_map[cp] = ord(rep)
-    wide = {chr(cp): rep for cp, rep in table.items() if cp >= 128}
-    ranges: list[list[int]] = []
-    for cp in sorted(ord(c) for c in wide):
-        if ranges and cp == ranges[-1][1] + 1:
-            ranges[-1][1] = cp
-        else:
-            ranges.append([cp, cp])
-    cls = "".join(f"\\x{{{a:X}}}" + (f"-\\x{{{b:X}}}" if b > a else "") for a, b in ranges)
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = 64 << 20
-    return bytes(ascii_map), wide, re2.compile(f"[{cls}]+", options)
+    wide = {cp: rep for cp, rep in table.items() if cp >= 128}
+    return bytes(ascii_map), wide
 
 
 def skeleton_ascii_map() -> bytes:
@@ -222,34 +240,39 @@ def skeleton_ascii_map() -> bytes:
     return _skeleton_parts()[0]
 
 
+# Maximal runs of non-ASCII characters (the split keeps them, at odd indices).
+_NON_ASCII_RUNS = re.compile("([^\x00-\x7f]+)")
+# str.translate looks every character up in its table (~0.1 us each, a miss dearer than a hit):
+# a text whose UTF-8 is mostly ASCII is mapped with bytes.translate, and only its non-ASCII runs
+# with str.translate, when they take at most 1/DENSE_NON_ASCII of its UTF-8 bytes.
+DENSE_NON_ASCII = 4
+
+
+@memo_large
 def skeleton(text: str) -> str:
     """Confusable skeleton (UTS #39 idea): NFD, map each character to its class prototype, NFD.
 
     Case-preserving: "І" (Cyrillic) and "I" both become "l", "а" becomes "a". Idempotent.
     """
-    ascii_map, wide, wide_re = _skeleton_parts()
+    ascii_map, wide = _skeleton_parts()
     text = unicodedata.normalize("NFD", text)
     if text.isascii():
         return text.encode("ascii").translate(ascii_map).decode("ascii")
     try:
-        data = text.encode("utf-8").translate(ascii_map)
-    except UnicodeEncodeError:  # lone surrogates: the slow, general path
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
         return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
-    # Runs of mapped characters, found in the UTF-8 bytes (byte offsets: no conversion to
-    # character offsets per match, which costs more than the mapping itself).
-    pieces = []
-    pos = 0
-    for m in wide_re.finditer(data):
-        start, end = m.span()
-        pieces.append(data[pos:start])
-        pieces.append("".join(wide.get(c, c) for c in data[start:end].decode("utf-8")).encode("utf-8"))
-        pos = end
-    if pieces:
-        pieces.append(data[pos:])
-        data = b"".join(pieces)
-    return unicodedata.normalize("NFD", data.decode("utf-8"))
+    if (len(data) - len(text)) * DENSE_NON_ASCII > len(data):
+        mapped = text.translate(_skeleton_table())
+    else:
+        # the same map, in two parts: every ASCII byte at once, then each non-ASCII run
+        pieces = _NON_ASCII_RUNS.split(data.translate(ascii_map).decode("utf-8"))
+        pieces[1::2] = [run.translate(wide) for run in pieces[1::2]]
+        mapped = "".join(pieces)
+    return unicodedata.normalize("NFD", mapped)
 
 
+@memo_large
 def unmasked(text: str) -> str:
     """format characters removed > unicode tags decoded: the input of the skeleton keys.
 

@@ -1,0 +1,229 @@
+"""The worst single episodes: milliseconds per episode with the shipped rules, beside a plain floor.
+
+Each row is one episode built from `realistic.episode` (deterministic, seeded) with one thing made
+large: a 1 MB tool description in non-ASCII text (mixed scripts, confusables, format characters,
+combining marks), in path-like text and in base64 (MIME-wrapped, decoding to words); the same
+path-like and base64 texts as the null-control transcript; 100 canaries; 100 text signals; a
+400-tool manifest (the one of bench/check_e2e.py). Printed per row:
+
+- `rules` (wall) and `cpu` (this process's CPU time: on a loaded machine the steadier figure):
+  `litmus_rules.load_rules()` then `RuleSet.evaluate(episode)` (validation included),
+  min of --repeats runs, each on a fresh copy of the episode with new canaries, signal values and
+  texts (the built-ins cache the forms of texts they have seen: a run never reuses them);
+- `floor`: plain Python on the same episode in the same run: `json.dumps` of it, lower-cased, and
+  `str.find` of every canary, text signal value and tool name in both (what any checker has to
+  read at least);
+- the ratio (wall to wall), and the verdict with the rejecting rules (so a run shows that the episode was decided).
+
+The targets (issue 13): every row under 1 s; the base64 and path-like rows under 0.3 s.
+Run it on another checkout with `PYTHONPATH=/that/checkout python bench/worst_case.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gc
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import realistic  # noqa: E402
+
+SIZE = 1_000_000  # characters of each large text
+
+# Non-ASCII words: Cyrillic, Greek, accented Latin (precomposed and combining), CJK, fullwidth and
+# mathematical letters, emoji; joined by spaces, with zero-width characters, soft hyphens, bidi
+# controls and variation selectors between some of them.
+_SCRIPTS = (
+    "абвгдежзийклмнопрстуфхцчшщыэюя",
+    "αβγδεζηθικλμνξοπρστυφχψω",
+    "àáâãäåæçèéêëìíîïñòóôõöùúûüýÿœ",
+    "的一是不了人我在有他这为之大来以个中上们",
+    "ＡＢＣＤＥＦａｂｃｄｅｆ０１２３",
+    "𝐚𝐛𝐜𝐝𝐞𝐀𝐁𝐂𝐃𝐄",
+    "😀🚀🔥✨🎉",
+)
+_FORMAT = ("\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\u202e", "\u202c", "\ufe0f", "\u034f")
+_COMBINING = ("\u0301", "\u0308", "\u0327", "\u0323")
+
+
+def nonascii_text(rng: random.Random, size: int = SIZE) -> str:
+    out: list[str] = []
+    n = 0
+    while n < size:
+        alphabet = rng.choice(_SCRIPTS)
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 9)))
+        roll = rng.random()
+        if roll < 0.15:
+            i = rng.randrange(len(word) + 1)
+            word = word[:i] + rng.choice(_FORMAT) + word[i:]
+        elif roll < 0.25:
+            word += rng.choice(_COMBINING)
+        elif roll < 0.35:  # a Latin word with Cyrillic / Greek look-alikes
+            word = "".join(rng.choice(("a", "а", "o", "о", "ο", "e", "е", "p", "р", "c", "с"))
+                           for _ in range(rng.randint(3, 8)))
+        out.append(word)
+        n += len(word) + 1
+    return " ".join(out)[:size]
+
+
+def path_text(rng: random.Random, size: int = SIZE) -> str:
+    """Prose full of paths, many of which canonicalisation changes (../, ./, //, \\, file:)."""
+    out: list[str] = []
+    n = 0
+    segs = ("usr", "lib", "etc", "home", "var", "log", "src", "app", "data", "tmp", "config")
+    while n < size:
+        parts = [rng.choice(segs) + (str(rng.randrange(100)) if rng.random() < 0.3 else "")
+                 for _ in range(rng.randint(2, 6))]
+        roll = rng.random()
+        if roll < 0.2:
+            p = "/" + "/../".join(parts)
+        elif roll < 0.4:
+            p = "./" + "//".join(parts) + "/"
+        elif roll < 0.55:
+            p = "C:\\" + "\\".join(parts)
+        elif roll < 0.65:
+            p = "file:///" + "/./".join(parts)
+        elif roll < 0.8:
+            p = "https://example.com/" + "/".join(parts) + "?q=1"
+        else:
+            p = "/".join(parts) + ".py"
+        word = p if rng.random() < 0.7 else realistic._words(rng, 1)
+        out.append(word)
+        n += len(word) + 1
+    return " ".join(out)[:size]
+
+
+def base64_text(rng: random.Random, size: int = SIZE) -> str:
+    """MIME-wrapped base64 (76 columns) of plain words: every line decodes."""
+    raw = realistic._words(rng, size // 6 * 3 // 4).encode()
+    encoded = base64.b64encode(raw).decode()[: size * 76 // 77]
+    return "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
+
+
+_TEXT_KEYS = frozenset({"description", "content", "transcript", "system_prompt"})
+
+
+def _renew(value: Any, mark: str) -> Any:
+    if isinstance(value, dict):
+        return {k: (mark + v if k in _TEXT_KEYS and isinstance(v, str) else _renew(v, mark))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renew(v, mark) for v in value]
+    return value
+
+
+def _fresh(ep: dict[str, Any], run: int) -> dict[str, Any]:
+    """A copy with new canaries, signal values and texts (every description, content and
+    transcript starts with a run mark): nothing a previous run cached answers it."""
+    ep = _renew(ep, f"[r{run}] ")
+    for c in ep["canaries"]:
+        c["value"] = f"{c['value']}-r{run}"
+    for s in ep["detector"]["signals"]:
+        if s["kind"] == "substring":
+            s["value"] = f"{s['value']}-r{run}"
+        elif s["kind"] == "regex":
+            s["value"] = f"{s['value']}(?:r{run})?"
+    return ep
+
+
+def _base(seed: int, **kw: Any) -> dict[str, Any]:
+    return realistic.episode(seed, random.Random(seed), **kw)
+
+
+def episodes() -> list[tuple[str, dict[str, Any]]]:
+    rng = random.Random(13)
+    rows = []
+    ep = _base(1)
+    ep["context"]["tools"][0]["description"] = nonascii_text(rng)
+    rows.append(("1 MB non-ASCII tool description", ep))
+    ep = _base(2)
+    ep["context"]["tools"][0]["description"] = path_text(rng)
+    rows.append(("1 MB path-like tool description", ep))
+    ep = _base(3)
+    ep["context"]["tools"][0]["description"] = base64_text(rng)
+    rows.append(("1 MB base64 tool description", ep))
+    ep = _base(4)
+    ep["controls"]["null"]["transcript"] = path_text(rng)
+    rows.append(("1 MB path-like null transcript", ep))
+    ep = _base(5)
+    ep["controls"]["null"]["transcript"] = base64_text(rng)
+    rows.append(("1 MB base64 null transcript", ep))
+    ep = _base(6)
+    ep["controls"]["null"]["transcript"] = nonascii_text(rng)
+    rows.append(("1 MB non-ASCII null transcript", ep))
+    ep = _base(7)
+    ep["canaries"] = [{"value": f"lc-{k:03d}-{rng.randrange(16**12):012x}"} for k in range(100)]
+    rows.append(("100 canaries", ep))
+    ep = _base(8)
+    signals = ep["detector"]["signals"]
+    for k in range(100 - len(signals)):
+        if k % 2:
+            signals.append({"id": f"x{k}", "kind": "substring", "value": f"marker_{k}_{rng.randrange(10**6):06d}"})
+        else:
+            signals.append({"id": f"x{k}", "kind": "regex", "value": rf"\bok_{k}_[0-9]{{4}}\b",
+                            **({"flags": ["ignorecase"]} if k % 4 == 0 else {})})
+    rows.append(("100 signals", ep))
+    ep = _base(9, n_tools=400, description_words=200)
+    rows.append(("400 tools (~1 MB manifest)", ep))
+    return rows
+
+
+def floor(ep: dict[str, Any]) -> None:
+    text = json.dumps(ep, ensure_ascii=False)
+    lower = text.lower()
+    needles = [c["value"] for c in ep["canaries"]]
+    needles += [s["value"] for s in ep["detector"]["signals"] if s["kind"] in ("substring", "regex")]
+    needles += [t["name"] for t in ep["context"]["tools"]]
+    for needle in needles:
+        text.find(needle)
+        lower.find(needle.lower())
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result)."""
+    gc.collect()
+    start, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - start, time.process_time() - cpu, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", default="", help="run the rows whose name contains this")
+    args = parser.parse_args()
+
+    import litmus_rules
+
+    t_load, _, rules = timed(litmus_rules.load_rules)
+    print(f"litmus_rules from {Path(litmus_rules.__file__).parent.parent}; load_rules {t_load * 1000:.0f} ms")
+    # warm up (the confusables table, compiled patterns): once per process, not per episode
+    rules.evaluate(_fresh(dict(episodes())["100 canaries"], -1))
+    print(f"{'episode':36} {'rules ms':>9} {'cpu ms':>8} {'floor ms':>9} {'ratio':>6}  verdict")
+    for name, ep in episodes():
+        if args.only not in name:
+            continue
+        best = best_cpu = best_floor = float("inf")
+        verdict = None
+        for run in range(args.repeats):
+            fresh = _fresh(ep, run)
+            elapsed, cpu, verdict = timed(lambda: rules.evaluate(fresh))
+            best, best_cpu = min(best, elapsed), min(best_cpu, cpu)
+            best_floor = min(best_floor, timed(lambda: floor(fresh))[0])
+        assert verdict is not None
+        reasons = ",".join(sorted({r.rule for r in verdict.reasons})) or "-"
+        print(f"{name:36} {best * 1000:9.1f} {best_cpu * 1000:8.1f} {best_floor * 1000:9.1f} "
+              f"{best / best_floor:6.1f}  {verdict.verdict} {reasons}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""What the text transforms share: results kept for large texts (`memo_large`), and the RE2
+engine's options, built on first use (`re2_options`) so that importing the package loads no engine.
+
+A large text goes through the same transforms from several places (its forms, the joined haystack
+of the surfaces it is one of, the keys of its decoded texts, a search whose forms are streamed):
+each transform of a text of at least MEMO_MIN characters is computed once while its result is
+kept (MEMO_CHARS characters of results in all, MEMO_ENTRIES results). A memo of pure functions: an evicted
+result is computed again, never a different one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from litmus_rules.cache import BoundedCache
+
+MEMO_MIN = 1 << 15
+MEMO_CHARS = 24 << 20
+MEMO_ENTRIES = 256
+_memo: BoundedCache[Any] = BoundedCache(MEMO_ENTRIES, MEMO_CHARS)
+_MISSING: Any = object()
+
+R = TypeVar("R")
+
+
+def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
+    """`fn` (a pure function of one text), its result kept for texts of MEMO_MIN+ characters."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def memoised(text: str) -> R:
+        if len(text) < MEMO_MIN:
+            return fn(text)
+        key = (name, text)
+        hit = _memo.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit  # type: ignore[no-any-return]
+        result = fn(text)
+        # Weighed by what the entry adds: its result. Its key is a text the caller holds (an
+        # episode's, or another entry's result), often under several entries.
+        weight = 64
+        if isinstance(result, str) and result is not text:
+            weight += len(result)
+        elif isinstance(result, (list, tuple)):
+            weight += sum(len(x) for x in result if isinstance(x, str))
+        return _memo.put(key, result, weight)
+
+    return memoised
+
+
+def clear_memo() -> None:
+    """Forget every kept result (tests, benchmarks)."""
+    _memo.clear()
+
+
+@functools.cache
+def re2_options(max_mem: int | None = None) -> Any:
+    """RE2 options that do not log failures (callers fall back), with this memory limit."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    if max_mem is not None:
+        options.max_mem = max_mem
+    return options
+
+
+@functools.cache
+def re2_module() -> Any:
+    import re2
+
+    return re2
