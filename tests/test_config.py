@@ -112,6 +112,10 @@ def test_a_global_format_applies_where_a_command_has_it(tmp_path: Path, in_proce
     assert code == 1 and out.strip().endswith("0 error(s), 1 warning(s)")
     code, out, _ = in_process(tmp_path, "explain", str(CLEAN), "--id", "clean-transfer-001")
     assert code == 0 and json.loads(out)["verdicts"][0]["verdict"] == "SCORED"
+    code, out, _ = in_process(tmp_path, "check", str(CLEAN))
+    assert code == 0 and json.loads(out)["summary"]["SCORED"] == 1
+    code, out, _ = in_process(tmp_path, "check", str(CLEAN), "--format", "jsonl")
+    assert code == 0 and json.loads(out)["verdict"] == "SCORED"
 
 
 def test_configured_jobs_are_check_s_default(tmp_path: Path, in_process: Any, monkeypatch: pytest.MonkeyPatch) -> None:

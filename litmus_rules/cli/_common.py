@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 import attrs
 
 from litmus_rules.atomic import AtomicFile
+from litmus_rules.cli._terminal import WRITE_CHUNK, pieces
 from litmus_rules.engine.batch import Outcome, RulesSpec, check_inputs
 from litmus_rules.render.text import render_verdict
 from litmus_rules.engine.ruleset import RuleSet, load_rules
@@ -275,13 +276,21 @@ def spool_stdin(directory: str) -> str:
     return path
 
 
-def outcomes(args: argparse.Namespace, ruleset: RuleSet, rules_spec: RulesSpec, tmp: str) -> Iterator[Outcome]:
+def outcomes(
+    args: argparse.Namespace,
+    ruleset: RuleSet,
+    rules_spec: RulesSpec,
+    tmp: str,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> Iterator[Outcome]:
+    """Every episode of `args.inputs`, decided (`engine.batch.check_inputs`) with the jobs of the
+    command line or the config, each verdict recording the config it was given under."""
     stdin_path = spool_stdin(tmp) if "-" in args.inputs else None
     jobs = getattr(args, "jobs", None)
     config = getattr(getattr(args, "rules_choice", None), "config", None)
     if jobs is None and config is not None:
         jobs = config.jobs
-    found = check_inputs(ruleset, rules_spec, args.inputs, jobs=jobs, stdin_path=stdin_path)
+    found = check_inputs(ruleset, rules_spec, args.inputs, jobs=jobs, stdin_path=stdin_path, on_progress=on_progress)
     if config is None:
         return found
     return _with_config(found, config.to_json())
@@ -364,10 +373,13 @@ class WriteError(Exception):
 
 
 def _copy(chunks: Iterator[str], stream: TextIO, name: str) -> None:
-    """Write every chunk; an OSError of the *write* (not of producing a chunk) is a WriteError."""
+    """Write every chunk; an OSError of the *write* (not of producing a chunk) is a WriteError.
+    A chunk goes out in slices (`_terminal.pieces`): one large write to a pipe whose reader left can
+    come back short without raising, and the rest would be lost without a word."""
     for chunk in chunks:
         try:
-            stream.write(chunk)
+            for piece in pieces(chunk) if len(chunk) > WRITE_CHUNK else (chunk,):
+                stream.write(piece)
         except BrokenPipeError:
             raise
         except OSError as e:

@@ -23,11 +23,12 @@ from litmus_rules.cli._common import (
     EXIT_ERROR,
     add_rules_options,
     check_signals,
+    config_defaults,
     exit_code,
     load,
+    outcomes,
     quiet_stdout,
     spec,
-    spool_stdin,
     stoppable,
     write,
 )
@@ -41,7 +42,7 @@ from litmus_rules.cli._terminal import (
     verbosity,
 )
 from litmus_rules.cli.import_ import add_import_options, imported_outcomes
-from litmus_rules.engine.batch import Outcome, check_inputs
+from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
 from litmus_rules.render.json import json_line, render_json
@@ -59,13 +60,6 @@ class _Row:
     rules: tuple[str, ...]
     classification: str | None
     source: str | None = None  # "file:line": an ERROR row names its file (its id is often unknown)
-
-
-def _outcomes(args: argparse.Namespace, ruleset: Any, rules_spec: Any, tmp: str, progress: Progress) -> Iterator[Outcome]:
-    """`_common.outcomes`, with the progress bar fed by the batch's byte counts (`on_progress`)."""
-    stdin_path = spool_stdin(tmp) if "-" in args.inputs else None
-    return check_inputs(ruleset, rules_spec, args.inputs, jobs=getattr(args, "jobs", None), stdin_path=stdin_path,
-                        on_progress=progress.batch_hook() if progress.enabled else None)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -91,7 +85,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif args.detector or args.run or args.option:
             raise LitmusConfigError("--detector, --run and --option apply to imported inputs: add --from FORMAT")
         else:
-            found = _outcomes(args, ruleset, rules_spec, tmp, progress)
+            found = outcomes(args, ruleset, rules_spec, tmp, progress.batch_hook() if progress.enabled else None)
 
         def tracked() -> Iterator[Outcome]:
             nonlocal complete
@@ -164,3 +158,4 @@ def register(sub: Any) -> None:
                        help="the inputs are a harness's own files: import them first (see `litmus-rules import`)")
     add_import_options(check)
     check.set_defaults(func=cmd_check)
+    config_defaults(check, "check")  # the project config's format and jobs; the command line wins

@@ -14,7 +14,6 @@ where click or typer would mean rewriting every command's options for the same r
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Iterator
 
 SHELLS = ("bash", "zsh", "fish")

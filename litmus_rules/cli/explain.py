@@ -40,8 +40,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
                         write(iter([args.ruleset_line, "\n\n", outcome.text or "", "\n"]), None)
                         if outcome.verdict == SCORED and not args.full:
                             write(iter(["(every rule passed; --full shows their traces)\n"]), None)
-                except BrokenPipeError:
-                    quiet_stdout()  # the verdict is known: its status stands
+                except BrokenPipeError:  # the explanation was not delivered in full: as every command
+                    quiet_stdout()
+                    print("litmus-rules: the output was closed early (broken pipe)", file=sys.stderr)
+                    return EXIT_ERROR
                 return exit_code([outcome.verdict])
         finally:
             if hasattr(found, "close"):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus_rules.authoring.ruletest import CaseResult, Coverage, TestRun, run_tests
-from litmus_rules.cli._common import EXIT_FAIL, EXIT_OK, fail, guarded, rule_paths
+from litmus_rules.cli._common import EXIT_FAIL, EXIT_OK, config_defaults, fail, guarded, rule_paths
 from litmus_rules.cli._terminal import emit, paint, table, use_color, verbosity
 from litmus_rules.render.text import render_rule_trace
 
@@ -132,3 +132,4 @@ def register(sub: Any) -> None:
     test.add_argument("-k", metavar="TEXT", help="only the cases whose name contains TEXT")
     test.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failed case")
     test.set_defaults(func=guarded(cmd_test), validate=validate)
+    config_defaults(test, "test")  # the project config's format; the command line wins
