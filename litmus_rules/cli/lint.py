@@ -17,6 +17,8 @@ from typing import Any
 import attrs
 
 from litmus_rules.authoring import lint as authoring
+from litmus_rules.cli._terminal import emit, use_color, verbosity
+from litmus_rules.render.text import paint_diagnostic
 from litmus_rules.cli._common import (EXIT_FAIL, EXIT_MISUSE, EXIT_OK, PATHS_HELP, announce, config_defaults, guarded, identity,
                                       is_stdin_rules, project_config, rule_paths, ruleset_line)
 from litmus_rules.config import RulesChoice, ignorable
@@ -73,12 +75,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
         doc = {"summary": summary, "diagnostics": [d.to_json() for d in diags]}
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
-        for line in lines:
-            print(line)
-        for d in diags:
-            print(d.render())
-        tail = f" ({hidden} ignored: {', '.join(sorted(ignored))})" if hidden else ""
-        print(f"{errors} error(s), {warnings} warning(s){tail}")
+        color, quiet = use_color(args), verbosity(args) < 0
+        out = [] if quiet else list(lines)
+        out += [paint_diagnostic(d.render(), color) for d in diags]
+        if not quiet:
+            tail = f" ({hidden} ignored: {', '.join(sorted(ignored))})" if hidden else ""
+            out.append(f"{errors} error(s), {warnings} warning(s){tail}")
+        emit("".join(line + "\n" for line in out))
     return EXIT_MISUSE if errors else (EXIT_FAIL if warnings else EXIT_OK)
 
 

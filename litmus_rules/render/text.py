@@ -185,10 +185,12 @@ def render_summary(rows: Sequence[Row], ruleset: RulesetInfo | str | None, color
     return "\n".join(lines)
 
 
-def render_rules_info(info: dict[str, Any], color: bool = False) -> str:
-    """`rules info` as text (from `authoring.lint.ruleset_info`): the identity, the params as a
-    table drawn by rich, then each rule with its cite, tags and params, and the classifiers."""
-    lines = [f"ruleset {info['name']} version {info['version']}", f"hash    {info['hash']}"]
+def render_rules_info(info: dict[str, Any], color: bool = False, heading: str | None = None) -> str:
+    """`rules info` as text (from `authoring.lint.ruleset_info`): the identity (or `heading`, the
+    CLI's line that also says where the rules came from), the params as a table drawn by rich, then
+    each rule with its cite, tags and params, and the classifiers."""
+    lines = [heading] if heading is not None else [f"ruleset {info['name']} version {info['version']}",
+                                                    f"hash    {info['hash']}"]
     lines.append("files   " + ", ".join(info["files"]))
     if info["params"]:
         rows = [(p["name"] + (f": {p['type']}" if p["type"] else ""), f"= {p['default']}", p["location"])
