@@ -81,27 +81,53 @@ def _check(data: Any, source: str, line: int | None, locate: Locate | None) -> F
 
     if not isinstance(data, dict):
         return error(diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), (), NOT_AN_OBJECT)
-    too_big = _size_problem(data)
+    too_big, json_typed = _size_problem(data)
     if too_big is not None:
         return error(*too_big, LIMIT)
-    found = schema_problem(data)
+    found = schema_problem(data, json_typed=json_typed)
     return None if found is None else error(*found, INVALID)
 
 
-def _size_problem(data: Any) -> tuple[str, DocPath] | None:
-    """Depth and expanded size, checked without recursion: deep data must recurse nowhere."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    count = 0
-    while stack:
-        value, depth = stack.pop()
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _size_problem(data: Any) -> tuple[tuple[str, DocPath] | None, bool]:
+    """Depth and expanded size, checked without recursion (deep data must recurse nowhere), level by
+    level; and, from the same walk, whether the document holds JSON's own types only (what the
+    compiled schema validator may judge; `episode_schema.schema_problem`)."""
+    level, depth, count, typed = [data], 1, 0, True
+    while level:
         if depth > MAX_DEPTH:
-            return f"document nests deeper than {MAX_DEPTH} levels", _path_at_depth(data, depth)
-        children = value.values() if isinstance(value, dict) else value
-        count += len(children)
-        if count > MAX_VALUES:
-            return f"document too large: it expands to more than {MAX_VALUES} values", ()
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return None
+            return (f"document nests deeper than {MAX_DEPTH} levels", _path_at_depth(data, depth)), typed
+        below: list[Any] = []
+        push = below.append
+        for value in level:
+            count += len(value)
+            if count > MAX_VALUES:
+                return (f"document too large: it expands to more than {MAX_VALUES} values", ()), typed
+            if type(value) is dict:
+                for key, child in value.items():
+                    kind = type(child)
+                    if kind is dict or kind is list:
+                        push(child)
+                    elif kind not in _JSON_SCALARS:
+                        typed = False
+                        if isinstance(child, (dict, list)):
+                            push(child)
+                    if type(key) is not str:
+                        typed = False
+            else:
+                typed = typed and type(value) is list
+                for child in value.values() if isinstance(value, dict) else value:
+                    kind = type(child)
+                    if kind is dict or kind is list:
+                        push(child)
+                    elif kind not in _JSON_SCALARS:
+                        typed = False
+                        if isinstance(child, (dict, list)):
+                            push(child)
+        level, depth = below, depth + 1
+    return None, typed
 
 
 def _path_at_depth(data: Any, depth: int) -> DocPath:
