@@ -7,10 +7,11 @@ every episode had been decided, else 2: a batch that was not checked in full nev
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 import time
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, Mapping, TextIO
 
 import attrs
 
@@ -30,7 +31,7 @@ from litmus_rules.cli.import_ import add_import_options, imported_outcomes
 from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
-from litmus_rules.render.json import json_line, render_json
+from litmus_rules.render.json import dumps, json_line
 from litmus_rules.render.report.provenance import provenance
 from litmus_rules.render.report.summary import Summary, parse_by
 from litmus_rules.render.text import render_summary
@@ -79,8 +80,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     rules_spec = spec(args, args.explain, want_text=args.format == "text")
     progress = _Progress(sys.stderr)
     rows: list[_Row] = []
-    traces: list[str] = []
-    full: list[dict[str, Any]] = []
     summary = Summary(parse_by(args.by))
     complete = False
 
@@ -104,18 +103,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         try:
             if args.format == "jsonl":
                 write((json_line(o.json) for o in tracked()), args.output)
+            elif args.format == "json":  # streamed: the summary, known last, is the last key
+                write(_json_document(tracked(), summary, lambda: provenance(ruleset.info, args.inputs)), args.output)
             else:
-                for outcome in tracked():
-                    if args.format == "json":
-                        full.append(outcome.json)
-                        summary.add(outcome.json)
-                    elif outcome.text is not None and (outcome.verdict != SCORED or args.explain == "full"):
-                        traces.append(outcome.text)
-                if args.format == "json":
-                    text = render_json(full, {**summary.to_json(), **provenance(ruleset.info, args.inputs)})
-                else:
-                    text = "\n\n".join([render_summary(rows, ruleset.info), *traces]) + "\n"
-                write(iter([text]), args.output)
+                with _Spool(tmp) as traces:  # on disk until the summary table, written first, is known
+                    for outcome in tracked():
+                        if outcome.text is not None and (outcome.verdict != SCORED or args.explain == "full"):
+                            traces.add(outcome.text)
+                    head = render_summary(rows, ruleset.info)
+                    write(itertools.chain([head], ("\n\n" + t for t in traces), ["\n"]), args.output)
         except BrokenPipeError:
             quiet_stdout()
             code = exit_code(r.verdict for r in rows) if complete else EXIT_ERROR
@@ -130,6 +126,43 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("litmus-rules: no episodes found in the inputs", file=sys.stderr)
         return EXIT_ERROR
     return exit_code(r.verdict for r in rows)
+
+
+def _json_document(
+    found: Iterator[Outcome], summary: Summary, extra: Callable[[], Mapping[str, Any]]
+) -> Iterator[str]:
+    """The `--format json` document, one verdict at a time: what `render_json` writes, with the
+    summary (counted while the verdicts stream) as the last key instead of the first."""
+    yield '{\n  "verdicts": ['
+    sep = "\n    "
+    for outcome in found:
+        summary.add(outcome.json)
+        yield sep + dumps(outcome.json, indent=2).replace("\n", "\n    ")  # strings hold no raw newline
+        sep = ",\n    "
+    closing = "]" if sep == "\n    " else "\n  ]"
+    yield closing + ',\n  "summary": ' + dumps({**summary.to_json(), **extra()}, indent=2).replace("\n", "\n  ") + "\n}\n"
+
+
+class _Spool:
+    """Texts kept in a file until they are written: length-prefixed, so any text survives."""
+
+    def __init__(self, folder: str) -> None:
+        self.fh = tempfile.TemporaryFile(dir=folder)
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fh.close()
+
+    def add(self, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")  # a lone surrogate comes back as it went
+        self.fh.write(b"%d\n" % len(data) + data)
+
+    def __iter__(self) -> Iterator[str]:
+        self.fh.seek(0)
+        while size := self.fh.readline():
+            yield self.fh.read(int(size)).decode("utf-8", "surrogatepass")
 
 
 def register(sub: Any) -> None:
