@@ -13,9 +13,11 @@ benchmark, classify the agent's decision on scored ones, and explain every verdi
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not `typing`'s: importing the package imports nothing it does not need
 if TYPE_CHECKING:
+    from typing import Any
+
     from litmus_rules.engine.ruleset import RuleSet, load_rules, load_rules_text
     from litmus_rules.engine.verdict import ERROR, REJECTED, SCORED, Reason, RulesetInfo, Verdict
     from litmus_rules.errors import (
