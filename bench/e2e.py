@@ -92,7 +92,7 @@ def corpus_batch(folder: Path, env: dict[str, str]) -> Path | None:
         return None
     out = folder / "corpus.jsonl"
     cmd = [sys.executable, "-m", "litmus_rules", "import", "agentdojo", str(CORPUS / "agentdojo"), "-o", str(out)]
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=folder)
     if not out.exists() or out.stat().st_size == 0:
         print(f"  (corpus: `litmus-rules import` failed: {done.stderr.strip()[-300:]})")
         return None
@@ -103,8 +103,11 @@ def corpus_batch(folder: Path, env: dict[str, str]) -> Path | None:
 
 
 def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
+    """CPU seconds of one run. It runs in a neutral folder: `python -m` puts the working folder
+    first on sys.path, where a checkout's own package would shadow the one PYTHONPATH names."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          cwd=env["LITMUS_RULES_CACHE_DIR"])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed with exit {done.returncode}: {done.stderr[-500:]}")
@@ -112,6 +115,7 @@ def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def environment(pythonpath: str, scratch: Path, name: str) -> dict[str, str]:
+    (scratch / f"cache-{name}").mkdir(mode=0o700, exist_ok=True)  # also the neutral working folder
     env = dict(os.environ, PYTHONPATH=pythonpath, PYTHONPYCACHEPREFIX=str(scratch / f"pyc-{name}"),
                LITMUS_RULES_CACHE_DIR=str(scratch / f"cache-{name}"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
