@@ -113,9 +113,11 @@ def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
     done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           cwd=env["LITMUS_RULES_CACHE_DIR"])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode == 2 and "Traceback" not in done.stderr and not NOTED.get(cmd[-1]):
-        NOTED[cmd[-1]] = True  # ERROR verdicts: input this version does not read (compare with care)
-        print(f"  (note: exit 2, ERROR verdicts, from {' '.join(cmd[:4])}...)")
+    if done.returncode == 2 and "Traceback" not in done.stderr:
+        key = f"{env['PYTHONPATH']} {cmd[-5] if len(cmd) > 5 else cmd[-1]}"
+        if not NOTED.get(key):  # ERROR verdicts: input this version does not read (compare with care)
+            NOTED[key] = True
+            print(f"  (note: ERROR verdicts (exit 2) from the checkout at {env['PYTHONPATH']} on {Path(cmd[4]).name})")
     elif done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed with exit {done.returncode}: {done.stderr[-500:]}")
     return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
