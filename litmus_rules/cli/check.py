@@ -12,9 +12,10 @@ When a reader closes a piped stdout early (`| head`), the output was not deliver
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import attrs
 
@@ -45,7 +46,7 @@ from litmus_rules.cli.import_ import add_import_options, imported_outcomes
 from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
-from litmus_rules.render.json import json_line, render_json
+from litmus_rules.render.json import dumps, json_line
 from litmus_rules.render.report.provenance import provenance
 from litmus_rules.render.report.summary import Summary, parse_by
 from litmus_rules.render.text import counts_line, render_summary
@@ -69,13 +70,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     rules_spec = spec(args, args.explain, want_text=args.format == "text")
     to_stdout = args.output is None or args.output == "-"
     # A streamed format on the same terminal as the bar would interleave with it: no bar then.
-    streamed = args.format not in ("text", "json", "junit") and to_stdout and is_terminal(sys.stdout)
+    streamed = args.format not in ("text", "junit") and to_stdout and is_terminal(sys.stdout)
     progress = Progress(args, "checking", "episodes", allowed=not streamed)
     color = use_color(args) if to_stdout or getattr(args, "color", "auto") == "always" else False
     level = verbosity(args)
     rows: list[_Row] = []
-    traces: list[str] = []
-    full: list[dict[str, Any]] = []
     summary = Summary(parse_by(args.by))
     complete = False
 
@@ -102,22 +101,24 @@ def cmd_check(args: argparse.Namespace) -> int:
                 write((p for o in tracked() for p in pieces(json_line(o.json))), args.output)
             elif args.format in _check_formats.CI_FORMATS:
                 write((p for c in _check_formats.chunks(args.format, tracked(), ruleset) for p in pieces(c)), args.output)
+            elif args.format == "json":  # streamed: the summary, known last, is the last key
+                document = _json_document(tracked(), summary, lambda: provenance(ruleset.info, args.inputs))
+                write((p for c in document for p in pieces(c)), args.output)
             else:
-                for outcome in tracked():
-                    if args.format == "json":
-                        full.append(outcome.json)
-                        summary.add(outcome.json)
-                    elif level >= 0 and outcome.text is not None and (
-                            outcome.verdict != SCORED or args.explain == "full"):
-                        traces.append(paint_verdict_lines(outcome.text, color))
-                progress.close()
-                if args.format == "json":
-                    text = render_json(full, {**summary.to_json(), **provenance(ruleset.info, args.inputs)})
-                elif level < 0:  # -q: the outcome only
-                    text = counts_line(rows) + "\n"
-                else:
-                    text = "\n\n".join([render_summary(rows, args.ruleset_line, color=color), *traces]) + "\n"
-                write(pieces(text), args.output)  # pieces: a closed pipe must raise, not swallow the rest
+                with _Spool(tmp) as traces:  # on disk until the summary table, written first, is known
+                    for outcome in tracked():
+                        if level >= 0 and outcome.text is not None and (
+                                outcome.verdict != SCORED or args.explain == "full"):
+                            traces.add(paint_verdict_lines(outcome.text, color))
+                    progress.close()
+                    if level < 0:  # -q: the outcome only
+                        head = counts_line(rows) + "\n"
+                        body: Iterator[str] = iter(())
+                    else:
+                        head = render_summary(rows, args.ruleset_line, color=color)
+                        body = itertools.chain(("\n\n" + t for t in traces), ["\n"])
+                    # pieces: a closed pipe must raise, not swallow the rest
+                    write((p for c in itertools.chain([head], body) for p in pieces(c)), args.output)
         except BrokenPipeError:
             quiet_stdout()
             state = "" if complete else f"; {len(rows)} episode(s) decided, the rest not checked"
@@ -134,6 +135,43 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"litmus-rules: {counts_line(rows)} in {progress.elapsed():.2f} s "
               f"({len(rows) / max(progress.elapsed(), 1e-9):,.0f}/s)", file=sys.stderr)
     return exit_code(r.verdict for r in rows)
+
+
+def _json_document(
+    found: Iterator[Outcome], summary: Summary, extra: Callable[[], Mapping[str, Any]]
+) -> Iterator[str]:
+    """The `--format json` document, one verdict at a time: what `render_json` writes, with the
+    summary (counted while the verdicts stream) as the last key instead of the first."""
+    yield '{\n  "verdicts": ['
+    sep = "\n    "
+    for outcome in found:
+        summary.add(outcome.json)
+        yield sep + dumps(outcome.json, indent=2).replace("\n", "\n    ")  # strings hold no raw newline
+        sep = ",\n    "
+    closing = "]" if sep == "\n    " else "\n  ]"
+    yield closing + ',\n  "summary": ' + dumps({**summary.to_json(), **extra()}, indent=2).replace("\n", "\n  ") + "\n}\n"
+
+
+class _Spool:
+    """Texts kept in a file until they are written: length-prefixed, so any text survives."""
+
+    def __init__(self, folder: str) -> None:
+        self.fh = tempfile.TemporaryFile(dir=folder)
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fh.close()
+
+    def add(self, text: str) -> None:
+        data = text.encode("utf-8", "surrogatepass")  # a lone surrogate comes back as it went
+        self.fh.write(b"%d\n" % len(data) + data)
+
+    def __iter__(self) -> Iterator[str]:
+        self.fh.seek(0)
+        while size := self.fh.readline():
+            yield self.fh.read(int(size)).decode("utf-8", "surrogatepass")
 
 
 def register(sub: Any) -> None:

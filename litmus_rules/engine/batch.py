@@ -2,9 +2,11 @@
 
 Two passes over the inputs. The first reads only ids and canaries: a canary planted by two
 episodes is a batch fact (`shared_canaries`) that a rule may need before any verdict is given. The
-second evaluates. Each pass hands out *units* (a file, or a 1 MiB slice of a JSONL file) that a
-worker reads by itself, so parsing is spread over the processes too and no episode is pickled.
-Results come back in input order; only the verdicts of the units in flight are held in memory.
+second evaluates. Each pass hands out *units* (a file, or a slice of a JSONL file of at most
+`UNIT_DOCS` documents and about `JSONL_CHUNK` bytes) that a worker reads by itself, so parsing is
+spread over the processes too and no episode is pickled. Results come back in input order; only
+the verdicts of the units in flight (two per worker) are held in memory, and in one process only
+the episode being decided: memory stays flat whatever the batch size.
 """
 
 from __future__ import annotations
@@ -154,11 +156,20 @@ def _evaluate_unit(
     The failure boundary of one episode: whatever reading, evaluating or rendering it raises
     (RecursionError and MemoryError included) becomes that episode's ERROR and the next one is
     read. A fault of the reader itself ends the unit (a parser cannot resume) with one ERROR."""
+    return list(_iter_evaluated(unit, shared, ruleset, spec))
+
+
+def _iter_evaluated(
+    unit: Unit | LoadedEpisode,
+    shared: Mapping[str, list[str]],
+    ruleset: RuleSet | None = None,
+    spec: RulesSpec | None = None,
+) -> Iterator[tuple[Outcome, str | None]]:
+    """`_evaluate_unit`, one episode at a time: in one process, nothing of a unit is held."""
     spec = spec if spec is not None else _WORKER["spec"]
     ruleset = ruleset if ruleset is not None else _WORKER["rules"]
     assert spec is not None and ruleset is not None
     batch = {"canary_owners": shared}
-    out: list[tuple[Outcome, str | None]] = []
     docs = iter_unit(unit)
     last: LoadedEpisode | None = None
     while True:
@@ -166,8 +177,8 @@ def _evaluate_unit(
             loaded = next(docs, None)
         except Exception as exc:  # noqa: BLE001 -- the boundary: a fault in the reader
             where = f"{last.source}, after line {last.line}" if last is not None and last.line else _unit_name(unit)
-            out.append((_fault(ruleset, spec, None, where, _exception(exc, "reading"), INTERNAL_FAULT), None))
-            break
+            yield (_fault(ruleset, spec, None, where, _exception(exc, "reading"), INTERNAL_FAULT), None)
+            return
         if loaded is None:
             break
         last = loaded
@@ -176,21 +187,20 @@ def _evaluate_unit(
             # an invalid document still takes its id, when it has a readable one: a later
             # document with the same id is a duplicate (DESIGN: a repeat names the first)
             raw_id = loaded.id if isinstance(loaded.id, str) else None
-            out.append((_error(ruleset, loaded.error, loaded.id, location, spec), raw_id))
+            yield (_error(ruleset, loaded.error, loaded.id, location, spec), raw_id)
             continue
         assert loaded.data is not None
         ident = loaded.data["id"]
         try:
             verdict = ruleset.evaluate(loaded.data, batch=batch, explain=spec.explain, validate=False, source=location)
         except Exception as exc:  # noqa: BLE001 -- the boundary: whatever the engine does
-            out.append((_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT), ident))
+            yield (_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT), ident)
             continue
         try:
             outcome = _outcome(verdict, spec)
         except Exception as exc:  # noqa: BLE001 -- the boundary: a verdict that does not render
             outcome = _fault(ruleset, spec, ident, location, _exception(exc, "rendering the verdict of"), INTERNAL_FAULT)
-        out.append((outcome, ident))
-    return out
+        yield outcome, ident
 
 
 def _dead_unit(
@@ -326,13 +336,12 @@ def check_inputs(
         jobs = (os.cpu_count() or 1) if big else 1
     count = max(1, jobs)
     workers = _Workers(count, spec) if count > 1 else None
-    window = 2 * count
-    # In-process, the parent's ruleset is passed along; workers use the one they loaded.
-    local = () if workers is not None else (ruleset, spec)
+    window = 2 * count  # units in flight: each at most UNIT_DOCS episodes and about JSONL_CHUNK bytes
     finished = False
     try:
         owners: dict[str, list[str]] = {}
         if ruleset.reads("shared_canaries"):
+            scanned = 0
             for i, pairs in enumerate(_ordered(workers, window, _canaries_of, units, (), _canaries_of)):
                 for owner, values in pairs:
                     for value in values:
@@ -340,34 +349,53 @@ def check_inputs(
                         if owner not in ids:
                             ids.append(owner)
                 if on_progress is not None:
-                    on_progress("scan", sum(sizes[: i + 1]), total_bytes)
+                    scanned += sizes[i]
+                    on_progress("scan", scanned, total_bytes)
         shared = {value: ids for value, ids in owners.items() if len(ids) > 1}
         del owners
 
         def dead(unit: Unit | LoadedEpisode) -> list[tuple[Outcome, str | None]]:
             return _dead_unit(unit, shared, ruleset, spec)
 
+        def evaluated() -> Iterator[tuple[Outcome, str | None] | None]:
+            """Each unit's (outcome, id) pairs in order, then None: the unit is done."""
+            if workers is None:  # one episode at a time, never a unit's list
+                for unit in units:
+                    yield from _iter_evaluated(unit, shared, ruleset, spec)
+                    yield None
+                return
+            for results in _ordered(workers, window, _evaluate_unit, units, (shared,), dead):
+                results.reverse()
+                while results:  # each verdict is let go once it is written
+                    yield results.pop()
+                yield None
+
+
+        # the first source of each id: a repeat names it (ids and locations: small, and needed)
         seen: dict[str, str] = {}
-        done_bytes = 0
-        for i, results in enumerate(_ordered(workers, window, _evaluate_unit, units, (shared, *local), dead)):
-            for outcome, ident in results:
-                if ident is None:
-                    yield outcome
-                elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
-                    location = outcome.json.get("source") or ""
-                    dup = FactsError(
-                        f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
-                        source=location,
-                        pointer="/id",
-                        code=DUPLICATE_ID,
-                    )
-                    yield _error(ruleset, dup, ident, location, spec)
-                else:
-                    seen.setdefault(ident, outcome.json.get("source") or "")
-                    yield outcome
-            if on_progress is not None:
-                done_bytes += sizes[i]
-                on_progress("check", done_bytes, total_bytes)
+        done_bytes = units_done = 0
+        for item in evaluated():
+            if item is None:  # the end of a unit
+                if on_progress is not None:
+                    done_bytes += sizes[units_done]
+                    on_progress("check", done_bytes, total_bytes)
+                units_done += 1
+                continue
+            outcome, ident = item
+            if ident is None:
+                yield outcome
+            elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
+                location = outcome.json.get("source") or ""
+                dup = FactsError(
+                    f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
+                    source=location,
+                    pointer="/id",
+                    code=DUPLICATE_ID,
+                )
+                yield _error(ruleset, dup, ident, location, spec)
+            else:
+                seen.setdefault(ident, outcome.json.get("source") or "")
+                yield outcome
         finished = True
     finally:
         if workers is not None:

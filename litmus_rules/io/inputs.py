@@ -167,7 +167,12 @@ def discover(inputs: Iterable[str | os.PathLike[str]]) -> list[str | LoadedEpiso
 
 # ---- units of work: slices of the input that a worker process reads by itself ---------------------
 
-JSONL_CHUNK = 2**20  # bytes of JSONL per unit: small enough to spread, large enough to amortise
+# A unit's verdicts are built, sent back and held together (a verdict with its traces is about
+# 100 KiB in memory), and a pool keeps two units per worker in flight: cap a unit by bytes and by
+# documents, so that memory stays flat whatever the batch size and the episode size. Small enough
+# to spread, large enough to amortise a unit's cost (a task, a file opened and seeked).
+JSONL_CHUNK = 256 * 2**10  # bytes of JSONL per unit (a longer line ends its unit)
+UNIT_DOCS = 32  # documents per unit
 
 
 @attrs.frozen
@@ -191,10 +196,11 @@ class Unit:
 
 
 def plan_units(
-    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None
+    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None, max_docs: int = UNIT_DOCS
 ) -> list[Unit | LoadedEpisode]:
-    """The inputs as units, in order; a path that cannot be used stays an error entry. Standard
-    input (`-`) is read from `stdin_path`, where the caller spooled it."""
+    """The inputs as units, in order; a path that cannot be used stays an error entry. A JSONL file
+    is cut at line boundaries into units of about `chunk` bytes and at most `max_docs` documents.
+    Standard input (`-`) is read from `stdin_path`, where the caller spooled it."""
     out: list[Unit | LoadedEpisode] = []
     for item in discover(inputs):
         if item == "-":
@@ -206,13 +212,13 @@ def plan_units(
             out.append(item if isinstance(item, LoadedEpisode) else Unit(item))
             continue
         try:
-            out.extend(_jsonl_units(item, chunk))
+            out.extend(_jsonl_units(item, chunk, max(1, max_docs)))
         except OSError:
             out.append(Unit(item))  # reading it again reports the error in input order
     return out
 
 
-def _jsonl_units(path: str, chunk: int) -> list[Unit]:
+def _jsonl_units(path: str, chunk: int, max_docs: int) -> list[Unit]:
     units: list[Unit] = []
     lines = docs = start = 0
     with open_regular(path) as fh:
@@ -221,10 +227,27 @@ def _jsonl_units(path: str, chunk: int) -> list[Unit]:
             if not block:
                 break
             block += fh.readline()  # end the unit at a line boundary
+            cut, count = _first_docs(block, max_docs)
+            if cut < len(block):  # more documents than a unit holds: the rest starts the next one
+                block = block[:cut]
+                fh.seek(start + cut)
             units.append(Unit(path, start, start + len(block), lines, docs))
             start += len(block)
             lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
-            docs += sum(1 for line in block.split(b"\n") if line.strip())
+            docs += count
     if len(units) == 1:
         return [Unit(path)]
     return units or [Unit(path)]
+
+
+def _first_docs(block: bytes, max_docs: int) -> tuple[int, int]:
+    """Where the line that holds the `max_docs`-th document of `block` ends (the length of
+    `block` when it holds fewer), and how many documents (non-blank lines) lie before it."""
+    pos = count = 0
+    while pos < len(block) and count < max_docs:
+        end = block.find(b"\n", pos)
+        end = len(block) if end < 0 else end + 1
+        if block[pos:end].strip():
+            count += 1
+        pos = end
+    return pos, count

@@ -5,9 +5,7 @@ shows in the report document: the browser test reads them back and compares."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
-import jinja2
+from typing import TYPE_CHECKING, Any, Mapping
 
 from litmus_rules.render.report.charts import flow_chart, rates_chart
 
@@ -29,7 +27,13 @@ def _md(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+if TYPE_CHECKING:
+    import jinja2
+
+
 def _env(autoescape: bool) -> jinja2.Environment:
+    import jinja2  # only a report needs it: `check` starts without it
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("litmus_rules.render.report", "templates"),
         autoescape=autoescape,
@@ -43,8 +47,8 @@ def _env(autoescape: bool) -> jinja2.Environment:
     return env
 
 
-_HTML: jinja2.Environment | None = None
-_MD: jinja2.Environment | None = None
+_HTML: "jinja2.Environment | None" = None
+_MD: "jinja2.Environment | None" = None
 
 
 def render_html(report: Mapping[str, Any]) -> str:
