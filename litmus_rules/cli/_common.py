@@ -342,7 +342,16 @@ def stoppable() -> Iterator[None]:
     a finaliser or a weakref callback (the process pool has some) is swallowed by Python, so the
     signal is also recorded and `check_signals` raises it again at the next episode."""
 
+    owner = os.getpid()
+
     def stop(signum: int, _frame: Any) -> None:
+        if os.getpid() != owner:
+            # a worker process forked while this handler was set, stopped before its initializer
+            # put its own handlers in place: it dies of the signal as a worker should, not with
+            # the parent's exception (which would fail its initializer with a traceback)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         signal.signal(signum, signal.SIG_IGN)
         _SIGNALLED.append(signum)
         raise Interrupted(signum)
