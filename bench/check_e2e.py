@@ -36,7 +36,7 @@ import litmus_rules  # noqa: E402
 
 def run_check(path: str, jobs: int) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of the largest process of one `check` run."""
-    cmd = [sys.executable, "-m", "litmus_rules", "check", path, "--format", "jsonl", "-o", os.devnull, "--jobs", str(jobs)]
+    cmd = [sys.executable, "-m", "litmus_rules", "check", path, "--format", "jsonl", "--jobs", str(jobs)]  # stdout: /dev/null
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)

@@ -8,7 +8,7 @@ Inputs, each one JSONL file:
 - corpus: the AgentDojo v1.2.2 dumps of ../shared/corpus converted with `litmus-rules import`
   (about 13 KB each); skipped when the corpus is absent (LITMUS_CORPUS points elsewhere).
 
-Each is checked as users run it, in a subprocess (`check FILE --format jsonl -o /dev/null --jobs 1`),
+Each is checked as users run it, in a subprocess (`check FILE --format jsonl --jobs 1 > /dev/null`),
 and its CPU (user + system, `getrusage` of the children) is divided by the episode count: for this
 commit, for `--baseline` (checked out with `git worktree add` into a temporary folder and run from
 there), and for the floor (bench/floor.py: the same verdicts in plain Python, no DSL, traces or
@@ -132,7 +132,9 @@ def environment(pythonpath: str, scratch: Path, name: str) -> dict[str, str]:
 
 
 def check_cmd(path: Path) -> list[str]:
-    return [sys.executable, "-m", "litmus_rules", "check", str(path), "--format", "jsonl", "-o", os.devnull, "--jobs", "1"]
+    # stdout is /dev/null (the runner's), never `-o /dev/null`: an old baseline's atomic writer
+    # renames its temporary file over the path, and would replace the device with a file
+    return [sys.executable, "-m", "litmus_rules", "check", str(path), "--format", "jsonl", "--jobs", "1"]
 
 
 def floor_cmd(path: Path) -> list[str]:
@@ -188,7 +190,7 @@ def main() -> None:
 
 def report(inputs: list[tuple[str, Path]], variants: list[tuple[str, dict[str, str], Any]], runs: int,
            baseline: str) -> None:
-    print(f"CPU per episode, `check FILE --format jsonl -o /dev/null --jobs 1`; min / median of {runs} runs")
+    print(f"CPU per episode, `check FILE --format jsonl --jobs 1 > /dev/null`; min / median of {runs} runs")
     print(f"{'input':10} {'episodes':>8} {'KB/ep':>6}  " + "  ".join(f"{name:>19}" for name, _, _ in variants)
           + "   ratios (on the medians)")
     for label, path in inputs:
