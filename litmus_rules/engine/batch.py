@@ -13,7 +13,7 @@ import concurrent.futures as cf
 import os
 import signal
 from collections import deque
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 
@@ -335,27 +335,35 @@ def check_inputs(
         def dead(unit: Unit | LoadedEpisode) -> list[tuple[Outcome, str | None]]:
             return _dead_unit(unit, shared, ruleset, spec)
 
-        seen: dict[str, str] = {}
-        for results in _ordered(workers, window, _evaluate_unit, units, (shared, *local), dead):
-            for outcome, ident in results:
-                if ident is None:
-                    yield outcome
-                elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
-                    location = outcome.json.get("source") or ""
-                    dup = FactsError(
-                        f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
-                        source=location,
-                        pointer="/id",
-                        code=DUPLICATE_ID,
-                    )
-                    yield _error(ruleset, dup, ident, location, spec)
-                else:
-                    seen.setdefault(ident, outcome.json.get("source") or "")
-                    yield outcome
+        yield from unique_ids(_ordered(workers, window, _evaluate_unit, units, (shared, *local), dead), ruleset, spec)
         finished = True
     finally:
         if workers is not None:
             workers.stop(kill=not finished)
+
+
+def unique_ids(
+    results: Iterable[list[tuple[Outcome, str | None]]], ruleset: RuleSet, spec: RulesSpec
+) -> Iterator[Outcome]:
+    """The outcomes of units' results, in the order given, with every later episode of an id
+    already seen an ERROR naming the first (both engines, engine/distributed.py too)."""
+    seen: dict[str, str] = {}
+    for results_of_unit in results:
+        for outcome, ident in results_of_unit:
+            if ident is None:
+                yield outcome
+            elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
+                location = outcome.json.get("source") or ""
+                dup = FactsError(
+                    f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
+                    source=location,
+                    pointer="/id",
+                    code=DUPLICATE_ID,
+                )
+                yield _error(ruleset, dup, ident, location, spec)
+            else:
+                seen.setdefault(ident, outcome.json.get("source") or "")
+                yield outcome
 
 
 def _input_bytes(units: Sequence[Unit | LoadedEpisode]) -> int:
