@@ -26,6 +26,7 @@ from litmus_rules.cli._common import (
     stoppable,
     write,
 )
+from litmus_rules.cli._engine import add_engine_options, check_engine_options, dask_outcomes
 from litmus_rules.cli.import_ import add_import_options, imported_outcomes
 from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
@@ -75,6 +76,7 @@ class _Row:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    check_engine_options(args)
     ruleset = load(args)
     rules_spec = spec(args, args.explain, want_text=args.format == "text")
     progress = _Progress(sys.stderr)
@@ -89,6 +91,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             found = imported_outcomes(args, ruleset, rules_spec, tmp)
         elif args.detector or args.run or args.option:
             raise LitmusConfigError("--detector, --run and --option apply to imported inputs: add --from FORMAT")
+        elif args.engine == "dask":
+            found = dask_outcomes(args, ruleset, rules_spec, tmp)
         else:
             found = outcomes(args, ruleset, rules_spec, tmp)
 
@@ -150,4 +154,5 @@ def register(sub: Any) -> None:
     check.add_argument("--from", dest="from_format", metavar="FORMAT",
                        help="the inputs are a harness's own files: import them first (see `litmus-rules import`)")
     add_import_options(check)
+    add_engine_options(check)
     check.set_defaults(func=cmd_check)
