@@ -111,10 +111,27 @@ def test_the_group_by_finds_a_value_with_one_owner_in_each_bucket_tree_branch(tm
 
 def test_evaluate_batch_on_the_cluster_gives_the_local_verdicts_in_order(client: Any) -> None:
     rules = load_rules()
-    episodes = [loaded.data for loaded in iter_episodes([str(EXAMPLES)]) if loaded.data is not None]
+    episodes = [loaded.data for loaded in iter_episodes([str(EXAMPLES / "leaks"), str(EXAMPLES / "clean-structured.yaml")])
+                if loaded.data is not None]  # the shared-canary pair among them
     local = rules.evaluate_batch(episodes, explain="full")
     dask = rules.evaluate_batch(episodes, explain="full", engine="dask", scheduler=client)
     assert [json.dumps(v.to_json(), default=str) for v in dask] == [json.dumps(v.to_json(), default=str) for v in local]
+
+
+def test_preflight_on_the_cluster_writes_the_same_files_and_report(tmp_path: Path, client: Any,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    reports = {}
+    for engine_name, extra in (("local", []), ("dask", ["--engine", "dask", "--scheduler", client.scheduler.address])):
+        code, out, _ = run(["preflight", str(EXAMPLES), "-o", str(tmp_path / engine_name), "--format", "json", *extra],
+                           capsys)
+        report = json.loads(out)
+        for entry in [report, *report["files"], *report["instances"]]:
+            entry.pop("output", None), entry.pop("seconds", None)  # where it was written, how long it took
+        reports[engine_name] = (code, report)
+    assert reports["dask"] == reports["local"]
+    written = {p.relative_to(tmp_path / "local"): p.read_bytes() for p in (tmp_path / "local").rglob("*") if p.is_file()}
+    assert written and written == {
+        p.relative_to(tmp_path / "dask"): p.read_bytes() for p in (tmp_path / "dask").rglob("*") if p.is_file()}
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
@@ -169,16 +186,26 @@ def killing_unit(unit: Any, *args: Any) -> Any:
 
 # last: it kills workers (the nanny starts new ones)
 def test_a_worker_that_dies_fails_only_its_unit_and_one_that_died_once_is_rerun(tmp_path: Path, client: Any) -> None:
-    for n in range(4):
-        (tmp_path / f"{n}.jsonl").write_text(episode_line(f"g{n}-a") + episode_line(f"g{n}-b"))
-    (tmp_path / "2kill.jsonl").write_text(episode_line("doomed-1") + episode_line("doomed-2"))
-    (tmp_path / "3once.jsonl").write_text(episode_line("lucky"))
     rules = load_rules()
-    got = list(engine.check_inputs_dask(rules, SPEC, [str(tmp_path)], scheduler=client, task=killing_unit))
-    assert (tmp_path / "3once.jsonl.died").exists()  # that worker did die
-    want = list(check_inputs(rules, SPEC, [str(tmp_path)], jobs=1))
+    killing = tmp_path / "killing"
+    killing.mkdir()
+    for n in range(4):
+        (killing / f"{n}.jsonl").write_text(episode_line(f"g{n}-a") + episode_line(f"g{n}-b"))
+    (killing / "2kill.jsonl").write_text(episode_line("doomed-1") + episode_line("doomed-2"))
+    got = list(engine.check_inputs_dask(rules, SPEC, [str(killing)], scheduler=client, task=killing_unit))
+    want = list(check_inputs(rules, SPEC, [str(killing)], jobs=1))
     assert [o.id for o in got] == [o.id for o in want]
     assert {g.id for g, w in zip(got, want) if g != w} == {"doomed-1", "doomed-2"}
     reason = next(o for o in got if o.id == "doomed-2").json["reasons"][0]
     assert reason["code"] == batch.WORKER_DIED and reason["kind"] == "evaluation_error"
-    assert reason["message"].startswith(f"{tmp_path / '2kill.jsonl'}:2: ")
+    assert reason["message"].startswith(f"{killing / '2kill.jsonl'}:2: ")
+
+    once = tmp_path / "once"  # no other unit kills here: this one's first run is its first attempt
+    once.mkdir()
+    (once / "a.jsonl").write_text(episode_line("a"))
+    (once / "b-once.jsonl").write_text(episode_line("b"))
+    (once / "c.jsonl").write_text(episode_line("c") + episode_line("a"))  # a duplicate id, after the re-run
+    got = list(engine.check_inputs_dask(rules, SPEC, [str(once)], scheduler=client, task=killing_unit))
+    assert (once / "b-once.jsonl.died").exists()  # that worker did die
+    assert got == list(check_inputs(rules, SPEC, [str(once)], jobs=1))
+    assert [(o.id, o.verdict) for o in got] == [("a", "SCORED"), ("b", "SCORED"), ("c", "SCORED"), ("a", "ERROR")]

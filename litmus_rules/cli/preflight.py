@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from litmus_rules.cli._engine import add_engine_options, check_engine_options
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.preflight.report import render_json, render_text
 from litmus_rules.preflight.run import run_preflight
@@ -28,13 +29,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     timeout = args.scorer_timeout
     if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
         raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
+    check_engine_options(args)
+    engine = {"engine": args.engine, "scheduler": args.scheduler}
     if not args.scorer:
         report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
-                               replace_controls=args.replace_controls)
+                               replace_controls=args.replace_controls, **engine)
     else:
         check_spec(args.scorer)
         with ScorerProcess(args.scorer, timeout) as scorer:
-            report = run_preflight(args.inputs, args.output, scorer, args.scorer, replace_controls=args.replace_controls)
+            report = run_preflight(args.inputs, args.output, scorer, args.scorer, replace_controls=args.replace_controls,
+                                   **engine)
     if args.format == "json":
         sys.stdout.write(render_json(report))
     else:
@@ -67,4 +71,5 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                    help="text: summary table on stderr; json: summary as JSON on stdout; "
                    "jsonl: instances as JSONL on stdout (no -o), summary on stderr")
+    add_engine_options(p, unordered=False)
     p.set_defaults(func=cmd_preflight)

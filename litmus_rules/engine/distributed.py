@@ -176,8 +176,12 @@ def _bucket(value: str, buckets: int) -> int:
 
 def _canary_buckets(unit: Unit | LoadedEpisode, buckets: int) -> list[dict[str, list[str]]]:
     """Pass 1's map: the unit's canary value -> owner ids (in document order), in `buckets` parts."""
+    return bucketed(_canaries_of(unit), buckets)
+
+
+def bucketed(pairs: Iterable[tuple[str, list[str]]], buckets: int) -> list[dict[str, list[str]]]:
     parts: list[dict[str, list[str]]] = [{} for _ in range(buckets)]
-    for owner, values in _canaries_of(unit):
+    for owner, values in pairs:
         for value in values:
             ids = parts[_bucket(value, buckets)].setdefault(value, [])
             if owner not in ids:
@@ -245,29 +249,42 @@ def shared_canaries(client: Any, units: Sequence[Unit | LoadedEpisode], run: str
     buckets = max(1, buckets or _threads(client))
     mapped = client.map(_canary_buckets, list(units), buckets=buckets,
                         key=[f"litmus-canaries-{run}-{i}" for i in range(len(units))])
-    roots = []
-    for b in range(buckets):
-        level = [client.submit(_merge_bucket, b, *mapped[i:i + FAN_IN], key=f"litmus-groupby-{run}-{b}-0-{i}")
-                 for i in range(0, len(mapped), FAN_IN)]
-        depth = 0
-        while len(level) > 1:
-            depth += 1
-            level = [client.submit(_merge_parts, *level[i:i + FAN_IN], key=f"litmus-groupby-{run}-{b}-{depth}-{i}")
-                     for i in range(0, len(level), FAN_IN)]
-        roots.append(client.submit(_shared_only, level[0], key=f"litmus-shared-{run}-{b}"))
-    del mapped, level
+    roots = group_by(client.submit, mapped, buckets, run)
+    if progress is not None:
+        _progress(mapped, progress)
+    del mapped
     shared: dict[str, list[str]] = {}
-    for part in client.gather(roots) if progress is None else _gathered(roots, progress):
+    for part in client.gather(roots):
         shared.update(part)  # the buckets hold disjoint values
     return shared
 
 
-def _gathered(futures: list[Any], progress: TextIO) -> Iterator[Any]:
+def group_by(submit: Callable[..., Any], mapped: Sequence[Any], buckets: int, run: str,
+             fan_in: int | None = None) -> list[Any]:
+    """The merge tree over the map's results (or their futures), one per bucket: leaves merge
+    bucket b of `fan_in` adjacent units, inner nodes `fan_in` adjacent merges, in unit order, and
+    every root keeps only the values with two owners or more. `submit(fn, *args, key=)` runs a
+    node (`Client.submit`; tests run it in-process)."""
+    fan_in = fan_in or FAN_IN
+    roots = []
+    for b in range(buckets):
+        level = [submit(_merge_bucket, b, *mapped[i:i + fan_in], key=f"litmus-groupby-{run}-{b}-0-{i}")
+                 for i in range(0, len(mapped), fan_in)]
+        depth = 0
+        while len(level) > 1:
+            depth += 1
+            level = [submit(_merge_parts, *level[i:i + fan_in], key=f"litmus-groupby-{run}-{b}-{depth}-{i}")
+                     for i in range(0, len(level), fan_in)]
+        roots.append(submit(_shared_only, level[0], key=f"litmus-shared-{run}-{b}"))
+    return roots
+
+
+def _progress(futures: list[Any], progress: TextIO) -> None:
     distributed = require_dask()
-    for count, future in enumerate(distributed.as_completed(futures), 1):
-        progress.write(f"\rlitmus-rules: dask: grouping canaries, {count}/{len(futures)} buckets")
-        progress.flush()
-        yield future.result()
+    for count, _ in enumerate(distributed.as_completed(futures), 1):
+        if count % 16 == 0 or count == len(futures):
+            progress.write(f"\rlitmus-rules: dask: canaries read from {count}/{len(futures)} units")
+            progress.flush()
     progress.write("\n")
 
 
@@ -277,55 +294,80 @@ def _gathered(futures: list[Any], progress: TextIO) -> Iterator[Any]:
 def _run_units(client: Any, task: Callable[..., Any], units: Sequence[Any], args: tuple[Any, ...], run: str,
                window: int, ordered: bool, failed: Callable[[Any, BaseException], Any]) -> Iterator[Any]:
     """task(unit, *args) for every unit, at most `window` in flight; results in unit order, or as
-    they complete. A unit whose task fails (its worker died: every unit that worker held fails
-    with it) is run once more, alone (waited for before any other retry, so that two retried units
-    do not die of each other); if that fails too, `failed(unit, exc)`."""
+    they complete.
+
+    A worker that dies fails every unit it held. As the local pool does (batch._ordered), the run
+    then lets the other units in flight finish, submits nothing new, and runs each failed unit
+    again alone: an innocent unit succeeds, and one that fails a second time (it kills its worker)
+    gets `failed(unit, exc)`. Closing the iterator cancels what is in flight."""
     distributed = require_dask()
     todo = iter(enumerate(units))
     in_flight: dict[int, tuple[Any, Any]] = {}
+    recovering: set[int] = set()
+    finished = None if ordered else distributed.as_completed()
 
     def submit(index: int, unit: Any, attempt: int = 1) -> Any:
         future = client.submit(task, unit, *args, key=f"litmus-evaluate-{run}-{index}-{attempt}", pure=False)
         in_flight[index] = (unit, future)
+        if finished is not None and attempt == 1:
+            finished.add(future)
         return future
 
-    def settle(index: int) -> Any:
-        unit, future = in_flight[index]
-        try:
-            result = future.result()
-        except Exception:  # noqa: BLE001 -- KilledWorker, or a result that could not come back
-            _check_connected(client)
-            try:
-                result = submit(index, unit, 2).result()
-            except Exception as exc:  # noqa: BLE001 -- the second failure: the unit's own
-                _check_connected(client)
-                result = failed(unit, exc)
-        del in_flight[index]
-        return result
-
-    try:
-        if ordered:
-            for index, unit in todo:
-                submit(index, unit)
-                if len(in_flight) >= window:
-                    yield settle(min(in_flight))
-            while in_flight:
-                yield settle(min(in_flight))
+    def fill() -> None:
+        if recovering:  # failed units are being run again, alone
             return
-        finished = distributed.as_completed()
-        indices: dict[str, int] = {}
         for index, unit in todo:
-            indices[submit(index, unit).key] = index
-            finished.add(in_flight[index][1])
+            submit(index, unit)
             if len(in_flight) >= window:
                 break
+
+    def failures() -> set[int]:
+        """After a failure: every unit in flight finished, and those that failed too."""
+        _check_connected(client)
+        distributed.wait([future for _, future in in_flight.values()])
+        return {i for i, (_, future) in in_flight.items() if future.status != "finished"}
+
+    def alone(index: int) -> Any:
+        unit = in_flight[index][0]
+        recovering.discard(index)
+        try:
+            return submit(index, unit, 2).result()
+        except Exception as exc:  # noqa: BLE001 -- the second failure: the unit's own
+            _check_connected(client)
+            return failed(unit, exc)
+        finally:
+            del in_flight[index]
+
+    fill()
+    try:
+        if ordered:
+            while in_flight:
+                index = min(in_flight)
+                try:
+                    result = in_flight[index][1].result()
+                    del in_flight[index]
+                except Exception:  # noqa: BLE001 -- KilledWorker, or a result that could not come back
+                    if index not in recovering:
+                        recovering.update(failures())
+                    result = alone(index)
+                fill()
+                yield result
+            return
+        assert finished is not None
         for future in finished:
-            result = settle(indices.pop(future.key))
-            for index, unit in todo:
-                indices[submit(index, unit).key] = index
-                finished.add(in_flight[index][1])
-                break
-            yield result
+            index = next((i for i, (_, f) in in_flight.items() if f is future), None)
+            if index is None:  # a failed unit already run again
+                continue
+            if future.status == "finished":
+                del in_flight[index]
+                result = future.result()
+                fill()
+                yield result
+                continue
+            recovering.update(failures())
+            for suspect in sorted(recovering):
+                yield alone(suspect)
+            fill()
     finally:
         if in_flight:  # closed early or interrupted: the cluster stops working for this run
             client.cancel([future for _, future in in_flight.values()], force=True)
@@ -407,6 +449,25 @@ def check_inputs_dask(
             yield from unique_ids(results, ruleset, spec)
         finally:
             results.close()  # cancels what is still in flight, before the cluster closes
+
+
+def map_ordered(task: Callable[..., Any], items: Sequence[Any], args: tuple[Any, ...], *,
+                failed: Callable[[Any, BaseException], Any], scheduler: Any = None, workers: int | None = None,
+                log: TextIO | None = None) -> Iterator[Any]:
+    """task(item, *args) for every item on a Dask cluster, results in item order, with the
+    engine's failure handling (a failed item is run once more, then `failed(item, exc)`). For the
+    tools above the engine (preflight) that map over files the same way."""
+    require_dask()
+    with ExitStack() as stack:
+        client = connect(scheduler, workers, None, stack)
+        if log is not None:
+            print(describe(client), file=log)
+        results = _run_units(client, task, items, args, uuid.uuid4().hex[:12],
+                             WINDOW_PER_WORKER * _threads(client), True, failed)
+        try:
+            yield from results
+        finally:
+            results.close()
 
 
 def evaluate_batch_dask(ruleset: RuleSet, episodes: Iterable[Mapping[str, Any]], *, explain: str = "fails",
