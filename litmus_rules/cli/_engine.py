@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterator
+from typing import Callable, Iterator
 
 from litmus_rules.cli._common import spool_stdin
 from litmus_rules.engine.batch import Outcome, RulesSpec
@@ -49,7 +49,26 @@ def dask_outcomes(args: argparse.Namespace, ruleset: RuleSet, rules_spec: RulesS
                                 "input; write it to a file on a path they share")
     stdin_path = spool_stdin(tmp) if "-" in args.inputs else None
     return check_inputs_dask(ruleset, rules_spec, args.inputs, scheduler=args.scheduler, workers=args.jobs,
-                             stdin_path=stdin_path, ordered=not args.unordered, log=sys.stderr)
+                             stdin_path=stdin_path, ordered=not args.unordered, notify=say, progress=pass_one())
 
 
-__all__ = ["add_engine_options", "check_engine_options", "dask_outcomes"]
+def say(line: str) -> None:
+    """The one line about the cluster (its workers, the dashboard link), on stderr."""
+    print(line, file=sys.stderr)
+
+
+def pass_one() -> Callable[[int, int], None] | None:
+    """Pass 1's progress on a terminal (units read for canaries; the verdicts' own counter follows)."""
+    stream = sys.stderr
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+
+    def show(done: int, total: int) -> None:
+        if done % 16 == 0 or done == total:
+            stream.write(f"\rlitmus-rules: dask: canaries read from {done}/{total} units" + ("\n" if done == total else ""))
+            stream.flush()
+
+    return show
+
+
+__all__ = ["add_engine_options", "check_engine_options", "dask_outcomes", "say"]

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from litmus_rules.cli._engine import add_engine_options, check_engine_options
+from litmus_rules.cli._engine import add_engine_options, check_engine_options, say
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.preflight.report import render_json, render_text
 from litmus_rules.preflight.run import run_preflight
@@ -30,7 +30,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
         raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
     check_engine_options(args)
-    engine = {"engine": args.engine, "scheduler": args.scheduler}
+    engine = {"engine": args.engine, "scheduler": args.scheduler, "notify": say}
     if not args.scorer:
         report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
                                replace_controls=args.replace_controls, **engine)

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import uuid
 import zlib
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -240,10 +239,11 @@ def _portable(verdict: Verdict) -> Verdict:
 # ---- pass 1: the group-by ----------------------------------------------------------------------------
 
 
-def shared_canaries(client: Any, units: Sequence[Unit | LoadedEpisode], run: str,
-                    buckets: int | None = None, progress: TextIO | None = None) -> dict[str, list[str]]:
+def shared_canaries(client: Any, units: Sequence[Unit | LoadedEpisode], run: str, buckets: int | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
     """Canary value -> owner ids, for the values planted by two episodes or more, grouped on the
-    cluster. The partial dicts stay on the workers; only the shared values come back."""
+    cluster. The partial dicts stay on the workers; only the shared values come back. `progress`
+    is called with (units read, units) as pass 1 goes."""
     if not units:
         return {}
     buckets = max(1, buckets or _threads(client))
@@ -279,13 +279,10 @@ def group_by(submit: Callable[..., Any], mapped: Sequence[Any], buckets: int, ru
     return roots
 
 
-def _progress(futures: list[Any], progress: TextIO) -> None:
+def _progress(futures: list[Any], progress: Callable[[int, int], None]) -> None:
     distributed = require_dask()
     for count, _ in enumerate(distributed.as_completed(futures), 1):
-        if count % 16 == 0 or count == len(futures):
-            progress.write(f"\rlitmus-rules: dask: canaries read from {count}/{len(futures)} units")
-            progress.flush()
-    progress.write("\n")
+        progress(count, len(futures))
 
 
 # ---- pass 2: evaluating, in order or as completed ----------------------------------------------------
@@ -410,30 +407,30 @@ def check_inputs_dask(
     window: int | None = None,
     buckets: int | None = None,
     connect_timeout: float | None = None,
-    log: TextIO | None = None,
+    notify: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     task: Callable[..., list[tuple[Outcome, str | None]]] | None = None,
 ) -> Iterator[Outcome]:
     """`batch.check_inputs` on a Dask cluster: every episode of the inputs, decided, in input
     order (`ordered=False`: as units complete). `scheduler`: an address, a `distributed.Client`,
-    or None to start a LocalCluster of `workers` processes (default: one per core). `log`: where
-    the one line about the cluster goes, and the canary progress on a terminal (default stderr).
-    `task` replaces the unit's evaluation (tests: a unit that kills its worker)."""
+    or None to start a LocalCluster of `workers` processes (default: one per core). `notify` gets
+    one line about the cluster (its workers, the dashboard link), `progress` (units read, units)
+    during pass 1 (the engine prints nothing itself). `task` replaces the unit's evaluation (tests:
+    a unit that kills its worker)."""
     require_dask()
     if stdin_path is not None and isinstance(scheduler, str):
         raise LitmusConfigError("--engine dask with --scheduler: the cluster's workers cannot read standard "
                                 "input; write it to a file on a path they share")
-    log = log if log is not None else sys.stderr
     units = plan_units(inputs, stdin_path=stdin_path)
     rules = _rules_of(ruleset, spec)
     run = uuid.uuid4().hex[:12]
     with ExitStack() as stack:
         client = connect(scheduler, workers, connect_timeout, stack)
-        if log is not None:
-            print(describe(client), file=log)
-        tty = log if hasattr(log, "isatty") and log.isatty() else None
+        if notify is not None:
+            notify(describe(client))
         shared: dict[str, list[str]] = {}
         if ruleset.reads("shared_canaries"):
-            shared = shared_canaries(client, units, run, buckets, tty)
+            shared = shared_canaries(client, units, run, buckets, progress)
         shared_future, rules_future = _broadcast(client, run, shared, rules)
 
         def failed(unit: Any, exc: BaseException) -> list[tuple[Outcome, str | None]]:
@@ -453,15 +450,15 @@ def check_inputs_dask(
 
 def map_ordered(task: Callable[..., Any], items: Sequence[Any], args: tuple[Any, ...], *,
                 failed: Callable[[Any, BaseException], Any], scheduler: Any = None, workers: int | None = None,
-                log: TextIO | None = None) -> Iterator[Any]:
+                notify: Callable[[str], None] | None = None) -> Iterator[Any]:
     """task(item, *args) for every item on a Dask cluster, results in item order, with the
     engine's failure handling (a failed item is run once more, then `failed(item, exc)`). For the
     tools above the engine (preflight) that map over files the same way."""
     require_dask()
     with ExitStack() as stack:
         client = connect(scheduler, workers, None, stack)
-        if log is not None:
-            print(describe(client), file=log)
+        if notify is not None:
+            notify(describe(client))
         results = _run_units(client, task, items, args, uuid.uuid4().hex[:12],
                              WINDOW_PER_WORKER * _threads(client), True, failed)
         try:

@@ -11,8 +11,7 @@ unusable document: `check` then reports it rather than missing it.
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import attrs
 
@@ -53,8 +52,8 @@ def _failed(entry: str, exc: BaseException) -> list[tuple[Any, Result | None]]:
 
 
 def preflight_files(plan: Sequence[tuple[Any, str | None]], scorer: Scorer | ScorerProcess, replace_controls: bool,
-                    keep_going: bool, scheduler: Any = None, workers: int | None = None
-                    ) -> Iterator[tuple[str, list[tuple[Any, Result | None]]]]:
+                    keep_going: bool, scheduler: Any = None, workers: int | None = None,
+                    notify: Callable[[str], None] | None = None) -> Iterator[tuple[str, list[tuple[Any, Result | None]]]]:
     """(input file, its documents and Results) for every readable input of `plan`, in order."""
     from litmus_rules.engine.distributed import map_ordered
 
@@ -67,7 +66,7 @@ def preflight_files(plan: Sequence[tuple[Any, str | None]], scorer: Scorer | Sco
         raise LitmusConfigError("preflight --engine dask scores with the declared detector or a --scorer "
                                 "MODULE:FUNCTION (a scorer object of this process cannot go to the workers)")
     results = map_ordered(_task, files, (how, replace_controls, keep_going), failed=_failed,
-                          scheduler=scheduler, workers=workers, log=sys.stderr)
+                          scheduler=scheduler, workers=workers, notify=notify)
     try:
         for entry, items in zip(files, results):
             yield entry, items

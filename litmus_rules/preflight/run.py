@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import IO, Any, Iterator, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 import attrs
 import yaml
@@ -465,11 +465,12 @@ def preflight_file(entry: str, scorer: Scorer | ScorerProcess, replace_controls:
 def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
                   stdin: IO[str] | None = None, replace_controls: bool = False,
-                  engine: str = "local", scheduler: Any = None, workers: int | None = None) -> Report:
+                  engine: str = "local", scheduler: Any = None, workers: int | None = None,
+                  notify: Callable[[str], None] | None = None) -> Report:
     """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
     `replace_controls`: replace the harness's control runs of episode/1.1 instances too.
     `engine="dask"`: the files are preflighted on a Dask cluster (`preflight/distributed.py`) and
-    written here, in the same order.
+    written here, in the same order; `notify` gets one line about the cluster.
 
     A file with an unusable document is copied to `outdir` unchanged, so that `check` reports its
     ERROR rather than silently missing it; its other instances get no controls and are not counted."""
@@ -480,7 +481,7 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
     if engine == "dask":
         from litmus_rules.preflight.distributed import preflight_files
 
-        found = preflight_files(plan, scorer, replace_controls, stream_out is not None, scheduler, workers)
+        found = preflight_files(plan, scorer, replace_controls, stream_out is not None, scheduler, workers, notify)
     else:
         found = ((entry, preflight_file(entry, scorer, replace_controls, stream_out is not None, stdin))
                  for entry, _ in plan if isinstance(entry, str))
