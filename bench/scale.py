@@ -11,7 +11,8 @@ runs `litmus-rules check FILE --format jsonl --no-traces -o OUT` as users run it
 For each: episodes/s, the peak RSS of the client process (the `check` process: with --scheduler
 it has no child, so this is the client alone; the local engine's figure is its largest process),
 and the scaling ratio (2 workers / 1). The outputs of all runs are compared: they must be the same
-bytes. Usage: python bench/scale.py [-n 10000 [100000 ...]]  (1M takes about an hour here).
+bytes. Usage: python bench/scale.py [-n 10000 [100000 ...]] [--workers 1 2] [--local-jobs 1 2]
+(on this 2-core machine, about 100 episodes/s a core when idle: 1M takes hours).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def digest(path: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, nargs="+", default=[10_000], help="batch sizes (default 10000)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="Dask worker counts (default 1 2)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Dask worker counts (default 1 2)")
+    parser.add_argument("--local-jobs", type=int, nargs="*", default=[1, 2],
+                        help="local engine --jobs values (default 1 2; none: skip the local engine)")
     args = parser.parse_args()
 
     from distributed import Client
@@ -101,7 +104,7 @@ def main() -> None:
                 print(f"{n:>9} {name:<16} {elapsed:8.1f} {n / elapsed:11.1f} {rss:12.1f} MiB", flush=True)
 
             print(f"  ({mib:.0f} MiB of JSONL)")
-            for jobs in (1, 2):
+            for jobs in args.local_jobs:
                 out = os.path.join(tmp, "out.jsonl")
                 report(f"local jobs={jobs}", *run_check(path, out, "--jobs", str(jobs)), out)
             for workers in args.workers:
