@@ -33,6 +33,7 @@ from litmus_rules.cli._common import (
     stoppable,
     write,
 )
+from litmus_rules.cli._engine import add_engine_options, check_engine_options, dask_outcomes
 from litmus_rules.cli._terminal import (
     Progress,
     is_terminal,
@@ -64,6 +65,7 @@ class _Row:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    check_engine_options(args)
     ruleset = load(args, header=args.format == "text")  # text: the ruleset line heads the summary
     if args.format in _check_formats.CI_FORMATS:
         args.no_traces = True  # the CI reports carry reasons and witnesses, never traces
@@ -83,6 +85,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             found = imported_outcomes(args, ruleset, rules_spec, tmp)
         elif args.detector or args.run or args.option:
             raise LitmusConfigError("--detector, --run and --option apply to imported inputs: add --from FORMAT")
+        elif args.engine == "dask":
+            found = dask_outcomes(args, ruleset, rules_spec, tmp)
         else:
             found = outcomes(args, ruleset, rules_spec, tmp, progress.batch_hook() if progress.enabled else None)
 
@@ -195,5 +199,6 @@ def register(sub: Any) -> None:
     check.add_argument("--from", dest="from_format", metavar="FORMAT",
                        help="the inputs are a harness's own files: import them first (see `litmus-rules import`)")
     add_import_options(check)
+    add_engine_options(check)
     check.set_defaults(func=cmd_check)
     config_defaults(check, "check")  # the project config's format and jobs; the command line wins

@@ -15,6 +15,7 @@ import os
 import sys
 from typing import Any
 
+from litmus_rules.cli._engine import add_engine_options, check_engine_options, say
 from litmus_rules.cli._terminal import Progress, emit, use_color, verbosity
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.preflight.report import render_json, render_text
@@ -33,6 +34,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     timeout = args.scorer_timeout
     if not (timeout > 0 and timeout != float("inf")):  # NaN fails `> 0` too
         raise LitmusConfigError(f"preflight: --scorer-timeout must be a positive number of seconds, got {timeout:g}")
+    check_engine_options(args)
+    engine = {"engine": args.engine, "scheduler": args.scheduler, "notify": say}
     if args.scorer:
         check_spec(args.scorer)
     with Progress(args, "preflight", "instances") as progress:
@@ -42,11 +45,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         tick = (lambda: progress.update(advance=1)) if progress.enabled else None
         if not args.scorer:
             report = run_preflight(args.inputs, args.output, declared_scorer, "declared detector",
-                                   replace_controls=args.replace_controls, on_instance=tick)
+                                   replace_controls=args.replace_controls, on_instance=tick, **engine)
         else:
             with ScorerProcess(args.scorer, timeout) as scorer:
                 report = run_preflight(args.inputs, args.output, scorer, args.scorer,
-                                       replace_controls=args.replace_controls, on_instance=tick)
+                                       replace_controls=args.replace_controls, on_instance=tick, **engine)
     if args.format == "json":
         emit(render_json(report))
     else:
@@ -90,4 +93,5 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
                    help="text: summary on stderr (-v: a row per instance); json: summary as JSON on stdout; "
                    "jsonl: instances as JSONL on stdout (no -o), summary on stderr")
+    add_engine_options(p, unordered=False)
     p.set_defaults(func=cmd_preflight)

@@ -15,7 +15,7 @@ import concurrent.futures as cf
 import os
 import signal
 from collections import deque
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 
@@ -370,7 +370,6 @@ def check_inputs(
                     yield results.pop()
                 yield None
 
-
         # the first source of each id: a repeat names it (ids and locations: small, and needed)
         seen: dict[str, str] = {}
         done_bytes = units_done = 0
@@ -381,25 +380,42 @@ def check_inputs(
                     on_progress("check", done_bytes, total_bytes)
                 units_done += 1
                 continue
-            outcome, ident = item
-            if ident is None:
-                yield outcome
-            elif ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
-                location = outcome.json.get("source") or ""
-                dup = FactsError(
-                    f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
-                    source=location,
-                    pointer="/id",
-                    code=DUPLICATE_ID,
-                )
-                yield _error(ruleset, dup, ident, location, spec)
-            else:
-                seen.setdefault(ident, outcome.json.get("source") or "")
-                yield outcome
+            yield _first_or_repeat(*item, seen, ruleset, spec)
         finished = True
     finally:
         if workers is not None:
             workers.stop(kill=not finished)
+
+
+def unique_ids(
+    results: Iterable[list[tuple[Outcome, str | None]]], ruleset: RuleSet, spec: RulesSpec
+) -> Iterator[Outcome]:
+    """The outcomes of units' results, in the order given, with every later episode of an id
+    already seen an ERROR naming the first (the Dask engine's, engine/distributed.py)."""
+    seen: dict[str, str] = {}
+    for results_of_unit in results:
+        for outcome, ident in results_of_unit:
+            yield _first_or_repeat(outcome, ident, seen, ruleset, spec)
+
+
+def _first_or_repeat(
+    outcome: Outcome, ident: str | None, seen: dict[str, str], ruleset: RuleSet, spec: RulesSpec
+) -> Outcome:
+    """`outcome`, or the ERROR of a repeated id naming where it was first seen (`seen`: the first
+    source of each id, updated here)."""
+    if ident is None:
+        return outcome
+    if ident in seen and outcome.verdict != ERROR:  # an ERROR already says why
+        location = outcome.json.get("source") or ""
+        dup = FactsError(
+            f"duplicate id `{ident}` (first seen at {seen[ident]}); ids must be unique in a batch",
+            source=location,
+            pointer="/id",
+            code=DUPLICATE_ID,
+        )
+        return _error(ruleset, dup, ident, location, spec)
+    seen.setdefault(ident, outcome.json.get("source") or "")
+    return outcome
 
 
 def _unit_bytes(unit: Unit | LoadedEpisode) -> int:

@@ -33,6 +33,10 @@ EXPLAIN_MODES = ("fails", "full")
 class RuleSet:
     """A loaded, checked and compiled ruleset. Build it with `load_rules` or `load_rules_text`."""
 
+    # What `build` built it from: a Dask worker builds the same ruleset again (a RuleSet does not pickle)
+    sources: tuple[tuple[str, str], ...] = ()
+    source_params: Mapping[str, Any] = {}
+
     def __init__(
         self, checked: stages.Checked, program: Program, digest: str, *, budget: int = DEFAULT_BUDGET
     ) -> None:
@@ -235,9 +239,17 @@ class RuleSet:
         )
 
     def evaluate_batch(
-        self, episodes: Iterable[Mapping[str, Any]], *, explain: str = "fails", validate: bool = True
+        self, episodes: Iterable[Mapping[str, Any]], *, explain: str = "fails", validate: bool = True,
+        engine: str = "local", scheduler: Any = None,
     ) -> list[Verdict]:
-        """Decide a batch: canaries shared between its episodes are seen (both are rejected)."""
+        """Decide a batch: canaries shared between its episodes are seen (both are rejected).
+        `engine="dask"`: on a Dask cluster (`scheduler`: an address or a `distributed.Client`; None
+        starts a LocalCluster), see engine/distributed.py; the same verdicts in the same order."""
+        if engine != "local":
+            from litmus_rules.engine.distributed import evaluate_batch_dask
+
+            return evaluate_batch_dask(self, episodes, explain=explain, validate=validate, engine=engine,
+                                       scheduler=scheduler)
         episodes = list(episodes)
         batch = {"canary_owners": canary_owners(episodes)}
         return [self.evaluate(e, batch=batch, explain=explain, validate=validate) for e in episodes]
@@ -437,7 +449,9 @@ def build(
     if not checked.ok:
         raise RuleCheckError(list(checked.diagnostics))
     program = compile_program(checked.tree, checked.environment, params or {})
-    return RuleSet(checked, program, stages.digest(texts), budget=budget)
+    ruleset = RuleSet(checked, program, stages.digest(texts), budget=budget)
+    ruleset.sources, ruleset.source_params = texts, dict(params or {})
+    return ruleset
 
 
 __all__ = ["RuleSet", "build", "load_rules", "load_rules_text", "canary_owners", "PARAM_TYPES"]

@@ -37,7 +37,7 @@ import os
 import sys
 import time
 import traceback
-from typing import IO, Any, Callable, Mapping, Sequence
+from typing import IO, Any, Callable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -336,26 +336,54 @@ def _error(loaded: Any) -> dict[str, Any]:
     return {"source": loaded.source, "line": loaded.line, "id": loaded.id, "message": str(loaded.error)}
 
 
+def preflight_file(entry: str, scorer: Scorer | ScorerProcess, replace_controls: bool, keep_going: bool,
+                   stdin: IO[str] | None = None) -> Iterator[tuple[Any, Result | None]]:
+    """(document, its Result) for every document of one input, in order; an unusable document
+    (`.error`) has None, and after one the rest are only read (`keep_going`: preflighted still)."""
+    from litmus_rules.io.load import iter_episodes
+
+    failed = False
+    for loaded in iter_episodes([entry], stdin=stdin):
+        if loaded.error is not None:
+            failed = True
+            yield loaded, None
+        elif not failed or keep_going:
+            assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
+            where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
+            yield loaded, preflight_instance(loaded.data, scorer, where, replace_controls)
+
+
 def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
                   stdin: IO[str] | None = None, replace_controls: bool = False,
-                  on_instance: Callable[[], None] | None = None) -> Report:
+                  on_instance: Callable[[], None] | None = None,
+                  engine: str = "local", scheduler: Any = None, workers: int | None = None,
+                  notify: Callable[[str], None] | None = None) -> Report:
     """Preflight every instance of the inputs into `outdir` (or, when None, JSONL on `stdout`).
     `replace_controls`: replace the harness's control runs of episode/1.1 instances too.
     `on_instance`, when given, is called after each instance (a progress bar); it only observes.
+    `engine="dask"`: the files are preflighted on a Dask cluster (`preflight/distributed.py`) and
+    written here, in the same order; `notify` gets one line about the cluster.
 
     A file with an unusable document is copied to `outdir` unchanged, so that `check` reports its
     ERROR rather than silently missing it; its other instances get no controls and are not counted."""
-    from litmus_rules.io.load import iter_episodes
-
     start = time.perf_counter()
     plan = plan_outputs(inputs, outdir)
     report = Report(scorer_name, outdir if outdir is not None else "<stdout>", replace_controls=replace_controls)
     stream_out = _Output(None, "jsonl", stdout or sys.stdout) if outdir is None else None
+    if engine == "dask":
+        from litmus_rules.preflight.distributed import preflight_files
+
+        found = preflight_files(plan, scorer, replace_controls, stream_out is not None, scheduler, workers, notify)
+    else:
+        found = ((entry, preflight_file(entry, scorer, replace_controls, stream_out is not None, stdin))
+                 for entry, _ in plan if isinstance(entry, str))
     for entry, dest in plan:
         if not isinstance(entry, str):  # the input itself could not be read
             report.input_errors.append(_error(entry))
             continue
+        same, items = next(found)
+        assert same == entry
         try:
             kind = "jsonl" if entry == "-" else _kind(entry)
             out = stream_out or _Output(dest, kind, source=entry if kind == "yaml" else None)
@@ -366,14 +394,12 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
         results: list[Result] = []
         errors: list[dict[str, Any]] = []
         try:
-            for loaded in iter_episodes([entry], stdin=stdin):
-                if loaded.error is not None:
+            for loaded, result in items:
+                if result is None:
                     errors.append(_error(loaded))
                 elif not errors or stream_out is not None:  # else the file is copied unchanged
-                    assert loaded.data is not None  # a LoadedEpisode has exactly one of data and error
-                    where = f"{loaded.source}:{loaded.line}" if loaded.line else loaded.source
-                    results.append(preflight_instance(loaded.data, scorer, where, replace_controls))
-                    out.add(with_controls(loaded.data, results[-1].controls), results[-1].controls)
+                    results.append(result)
+                    out.add(with_controls(loaded.data, result.controls), result.controls)
                     if on_instance is not None:
                         on_instance()
             status = "written"
@@ -389,5 +415,6 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
         report.input_errors.extend(errors)
         report.results.extend(results)
         report.files.append({"source": entry, "output": dest, "instances": len(results), "status": status})
+    found.close()  # the dask engine's: closes its cluster
     report.seconds = time.perf_counter() - start
     return report
