@@ -6,6 +6,8 @@ so the fast path pays nothing for it. Renderers (text, JSON) live in `render.py`
 
 from __future__ import annotations
 
+import copy
+
 from typing import Any, Mapping
 
 import attrs
@@ -86,7 +88,7 @@ class RuleTrace:
     built straight from the AST and the recorded values (`to_json`), not through that tree.
     """
 
-    __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root")
+    __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root", "_json")
 
     def __init__(
         self,
@@ -101,6 +103,19 @@ class RuleTrace:
         self.rule, self.clause, self.outcome, self.span = rule, clause, outcome, span
         self._condition, self._rec, self._lets = condition, rec, lets
         self._root: TraceNode | None = None
+        self._json: tuple[dict[str, Any], dict[str, Any]] | None = None  # (full, compact), once pickled
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What crosses a process boundary (a Dask worker's verdicts): the recorded values are keyed
+        by the `id()` of this process's AST nodes, which mean nothing in another process, so the
+        trace goes as what it shows (its node tree and both JSON forms), not as what it was made of."""
+        return {"rule": self.rule, "clause": self.clause, "outcome": self.outcome, "span": self.span,
+                "root": self.root, "json": (self.to_json(), self.to_json(compact=True))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.rule, self.clause, self.outcome, self.span = state["rule"], state["clause"], state["outcome"], state["span"]
+        self._condition, self._rec, self._lets = None, None, None
+        self._root, self._json = state["root"], state["json"]
 
     @property
     def root(self) -> TraceNode | None:
@@ -115,6 +130,8 @@ class RuleTrace:
         """The trace as JSON, in one pass over the condition. `compact`: the condition's own
         evaluated nodes only, each with its value, fact path and witness binding; a let shows its
         name and value but not its definition, and what was not evaluated is left out."""
+        if self._json is not None:
+            return copy.deepcopy(self._json[1 if compact else 0])
         condition = None
         if self._condition is not None:
             builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact)

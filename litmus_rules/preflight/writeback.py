@@ -122,7 +122,8 @@ def _place(doc: Any, controls: Mapping[str, Any]) -> None:
                     del old[names[name]]
                 old[name] = _fresh(run)
         for name in controls:  # in preflight's order, as every written file has them
-            old.move_to_end(name)
+            # a kept `null:` run is still under its YAML key (None), a replaced one under "null"
+            old.move_to_end(name if name in old else names.get(name, name))
         return
     new = _fresh(controls)
     if "controls" in doc:
@@ -161,7 +162,7 @@ def round_trip(text: str, controls: Sequence[Mapping[str, Any]],
             _place(doc, new)
         out = io.StringIO()
         rt.dump_all(docs, out)
-    except (YAMLError, ValueError, TypeError, AttributeError, IndexError, RecursionError):
+    except (YAMLError, ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError):
         return None  # a stream the round trip cannot take: the safe dumper writes it
     written = out.getvalue()
     return written if read_back(written) == list(expected) else None
