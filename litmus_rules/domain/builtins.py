@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bisect
 import functools
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
 import attrs
 

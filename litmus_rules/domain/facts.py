@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from litmus_rules._resources import episode_schema_path
 from litmus_rules.cache import BoundedCache

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import abc
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.engine import stages

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 

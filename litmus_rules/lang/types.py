@@ -6,7 +6,8 @@ fields and items: either a JSON Schema node (episode facts) or explicit field ty
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 from litmus_rules.engine.verdict import VerdictJSON
 from litmus_rules.render.report.summary import Summary
