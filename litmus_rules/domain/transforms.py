@@ -31,10 +31,15 @@ that a search looks through is `normalize.py`.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
+import sys
 import unicodedata
+from pathlib import Path
 from typing import Any
 
+from litmus_rules import usercache
 from litmus_rules.domain.decoding import canonical_path
 from litmus_rules.domain.textmemo import memo_large, re2_options
 
@@ -157,9 +162,51 @@ def full_normalise(text: str) -> str:
 # --- confusable skeleton ------------------------------------------------------------------------
 
 
+_SKELETON_FORMAT = 1  # bump when how the table is built changes
+
+
 @functools.cache
 def _skeleton_table() -> dict[int, str]:
-    """char -> prototype, built once from confusable_homoglyphs' data (UTS #39 confusables).
+    """char -> prototype (`_build_skeleton_table`), read back from the user's cache when the same
+    data and Unicode version built it before: building it is a quarter of a cold `check`."""
+    key, path = _skeleton_cache()
+    if path is not None:
+        raw = usercache.read_bytes(path)
+        if raw is not None:
+            try:
+                doc = json.loads(raw)
+                if isinstance(doc, dict) and doc.get("key") == key and isinstance(doc.get("table"), dict):
+                    table = {int(cp): rep for cp, rep in doc["table"].items()}
+                    if all(isinstance(rep, str) for rep in table.values()):
+                        return table
+            except (ValueError, TypeError):  # a damaged or foreign file: build the table again
+                pass
+    table = _build_skeleton_table()
+    if path is not None:
+        usercache.write_text(path, json.dumps({"key": key, "table": {str(cp): rep for cp, rep in table.items()}},
+                                              ensure_ascii=False, separators=(",", ":")))
+    return table
+
+
+def _skeleton_cache() -> tuple[str, Path | None]:
+    """The cache key of the skeleton table (what it is built from: the confusables data, the
+    Unicode database, the regex module that strips format characters) and its file, None: off."""
+    from importlib import metadata
+
+    versions = []
+    for dist in ("confusable-homoglyphs", "regex"):
+        try:
+            versions.append(metadata.version(dist))
+        except metadata.PackageNotFoundError:
+            versions.append(None)
+    key = hashlib.sha256(json.dumps([_SKELETON_FORMAT, unicodedata.unidata_version, sys.version_info[:2], versions,
+                                     _FORMAT_PATTERN]).encode()).hexdigest()
+    folder = usercache.cache_dir()
+    return key, (folder / f"skeleton-{key[:40]}.json" if folder is not None else None)
+
+
+def _build_skeleton_table() -> dict[int, str]:
+    """char -> prototype, built from confusable_homoglyphs' data (UTS #39 confusables).
 
     The library stores each prototype with all its look-alikes and each look-alike with its
     prototype. We join them into classes and pick one representative per class: a single

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +24,10 @@ from lark import Lark
 from lark.grammar import Rule
 from lark.lexer import TerminalDef
 
-CACHE_ENV = "LITMUS_RULES_CACHE_DIR"
+from litmus_rules.usercache import CACHE_ENV, cache_dir, read_bytes, write_text  # noqa: F401 - CACHE_ENV re-exported
+
 _FORMAT = 1  # bump when what is stored changes
-_MAX_BYTES = 8 * 2**20  # far above a parser's size (about 100 KB): anything larger is not ours
 _TAG = "\x00lark-cache"  # marks a tuple or a dict with non-string keys in the JSON
-
-
-def cache_dir() -> Path | None:
-    """Where the parser is kept: `$LITMUS_RULES_CACHE_DIR`, else the XDG cache folder; None: off."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None:
-        return Path(configured) if configured.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "litmus-rules"
 
 
 def cached_parser(grammar: str, options: dict[str, Any]) -> Lark:
@@ -62,31 +50,11 @@ def _build(grammar: str, options: dict[str, Any]) -> Lark:
     return Lark(grammar, **options)
 
 
-def _own_private_folder(folder: Path, create: bool) -> bool:
-    try:
-        if create:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.stat(folder)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
-
-
 def _read(path: Path, key: str) -> Lark | None:
-    if not _own_private_folder(path.parent, create=False):
+    raw = read_bytes(path)
+    if raw is None:
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-                return None
-            raw = fh.read(_MAX_BYTES + 1)
-        if len(raw) > _MAX_BYTES:
-            return None
         doc = json.loads(raw, object_hook=_decode)
         if not isinstance(doc, dict) or doc.get("key") != key:
             return None
@@ -96,27 +64,12 @@ def _read(path: Path, key: str) -> Lark | None:
 
 
 def _write(path: Path, key: str, parser: Lark) -> None:
-    """Store atomically (a concurrent reader sees the old file or the new one, never half of one);
-    any failure (a read-only home, a full disk) only means the next run builds the parser too."""
-    if not _own_private_folder(path.parent, create=True):
-        return
-    tmp = None
     try:
         data, memo = parser.memo_serialize([TerminalDef, Rule])
         text = json.dumps({"key": key, "data": _encode(data), "memo": _encode(memo)}, separators=(",", ":"))
-        fd, tmp = tempfile.mkstemp(prefix=".parser-", dir=path.parent)  # mode 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        tmp = None
-    except Exception:  # noqa: BLE001 -- see the docstring
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    except Exception:  # noqa: BLE001 -- a parser that does not serialise is only built again next run
+        return
+    write_text(path, text)
 
 
 def _encode(value: Any) -> Any:
