@@ -106,26 +106,20 @@ def _size_problem(data: Any) -> tuple[tuple[str, DocPath] | None, bool]:
             if count > MAX_VALUES:
                 return (f"document too large: it expands to more than {MAX_VALUES} values", ()), typed
             if type(value) is dict:
-                for key, child in value.items():
-                    kind = type(child)
-                    if kind is dict or kind is list:
-                        push(child)
-                    elif kind not in _JSON_SCALARS:
-                        typed = False
-                        if isinstance(child, (dict, list)):
-                            push(child)
-                    if type(key) is not str:
-                        typed = False
+                children: Any = value.values()
+                if typed and not all(type(key) is str for key in value):
+                    typed = False
             else:
                 typed = typed and type(value) is list
-                for child in value.values() if isinstance(value, dict) else value:
-                    kind = type(child)
-                    if kind is dict or kind is list:
+                children = value.values() if isinstance(value, dict) else value
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    push(child)
+                elif kind not in _JSON_SCALARS:
+                    typed = False
+                    if isinstance(child, (dict, list)):
                         push(child)
-                    elif kind not in _JSON_SCALARS:
-                        typed = False
-                        if isinstance(child, (dict, list)):
-                            push(child)
         level, depth = below, depth + 1
     return None, typed
 
