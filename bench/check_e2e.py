@@ -34,17 +34,23 @@ import realistic  # noqa: E402
 import litmus_rules  # noqa: E402
 
 
-def run_check(path: str, jobs: int) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of the largest process of one `check` run."""
-    cmd = [sys.executable, "-m", "litmus_rules", "check", path, "--format", "jsonl", "--jobs", str(jobs)]  # stdout: /dev/null
+def timed_check(*args: str) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of the largest process of one `litmus-rules check ARGS` run
+    (its stdout: /dev/null); exit 0 or 1, else the run stops here with check's stderr."""
+    cmd = [sys.executable, "-m", "litmus_rules", "check", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
-        raise SystemExit(f"check failed with exit {code}: {proc.stderr.read().decode() if proc.stderr else ''}")
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"check {' '.join(args)} failed with exit {code}: {err}")
     return elapsed, usage.ru_maxrss / 1024
+
+
+def run_check(path: str, jobs: int) -> tuple[float, float]:
+    return timed_check(path, "--format", "jsonl", "--jobs", str(jobs))
 
 
 def best(fn, repeats: int) -> float:

@@ -18,20 +18,20 @@ bytes. Usage: python bench/scale.py [-n 10000 [100000 ...]] [--workers 1 2] [--l
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import check_e2e  # noqa: E402
 import realistic  # noqa: E402
+
+from litmus_rules.render.report.provenance import sha256_file  # noqa: E402
 
 TEMPLATES = 200
 
@@ -53,24 +53,8 @@ def generate(path: str, n: int, seed: int = 16) -> None:
 
 def run_check(path: str, out: str, *options: str) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one `check` run (the process and any child it waited for)."""
-    cmd = [sys.executable, "-m", "litmus_rules", "check", path, "--format", "jsonl", "--no-traces", "-o", out, *options]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"check {' '.join(options)} failed with exit {code}: {err}")
-    return elapsed, usage.ru_maxrss / 1024
+    return check_e2e.timed_check(path, "--format", "jsonl", "--no-traces", "-o", out, *options)
 
-
-def digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(2**20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def main() -> None:
@@ -99,7 +83,7 @@ def main() -> None:
 
             def report(name: str, elapsed: float, rss: float, out: str) -> None:
                 rates[name] = n / elapsed
-                digests[name] = digest(out)
+                digests[name] = sha256_file(Path(out))
                 os.unlink(out)
                 print(f"{n:>9} {name:<16} {elapsed:8.1f} {n / elapsed:11.1f} {rss:12.1f} MiB", flush=True)
 
