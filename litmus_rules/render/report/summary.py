@@ -88,9 +88,6 @@ class Counts:
         self.reason_kind: Counter[str] = Counter()
         self.several = 0
 
-    def add(self, v: Mapping[str, Any]) -> None:
-        self.add_digest(digest(v))
-
     def add_digest(self, d: Digest, n: int = 1) -> None:
         verdict, label, rules, kinds, observed = d
         self.verdict[verdict] += n
@@ -178,7 +175,8 @@ class Summary:
         if key not in self._groups:
             if len(self._groups) >= MAX_GROUPS:
                 key = tuple(OTHER_GROUP for _ in self.by)
-            self._groups.setdefault(key, Counts())
+            if key not in self._groups:
+                self._groups[key] = Counts()
         return key
 
     def add(self, v: Mapping[str, Any], d: Digest | None = None) -> tuple[str, ...]:
