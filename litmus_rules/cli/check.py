@@ -38,7 +38,6 @@ from litmus_rules.cli._terminal import (
     Progress,
     is_terminal,
     paint_verdict_lines,
-    pieces,
     positive_int,
     use_color,
     verbosity,
@@ -102,12 +101,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         try:
             if args.format == "jsonl":
-                write((p for o in tracked() for p in pieces(json_line(o.json))), args.output)
+                write((json_line(o.json) for o in tracked()), args.output)
             elif args.format in _check_formats.CI_FORMATS:
-                write((p for c in _check_formats.chunks(args.format, tracked(), ruleset) for p in pieces(c)), args.output)
+                write(_check_formats.chunks(args.format, tracked(), ruleset), args.output)
             elif args.format == "json":  # streamed: the summary, known last, is the last key
-                document = _json_document(tracked(), summary, lambda: provenance(ruleset.info, args.inputs))
-                write((p for c in document for p in pieces(c)), args.output)
+                write(_json_document(tracked(), summary, lambda: provenance(ruleset.info, args.inputs)), args.output)
             else:
                 with _Spool(tmp) as traces:  # on disk until the summary table, written first, is known
                     for outcome in tracked():
@@ -121,8 +119,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                     else:
                         head = render_summary(rows, args.ruleset_line, color=color)
                         body = itertools.chain(("\n\n" + t for t in traces), ["\n"])
-                    # pieces: a closed pipe must raise, not swallow the rest
-                    write((p for c in itertools.chain([head], body) for p in pieces(c)), args.output)
+                    write(itertools.chain([head], body), args.output)  # in slices: a closed pipe raises
         except BrokenPipeError:
             quiet_stdout()
             state = "" if complete else f"; {len(rows)} episode(s) decided, the rest not checked"
