@@ -98,7 +98,7 @@ def _witness(w: Any) -> str:
 
 
 def render_verdict(v: Verdict, explain: str = "fails") -> str:
-    where = f"  ({v.source})" if v.source else ""
+    where = f"  ({v.source}; checked: {v.checked})" if v.source and v.checked else f"  ({v.source})" if v.source else ""
     lines = [f"{v.verdict} {v.id or '<no id>'}{where}"]
     if v.left_out and not any(r.left_out for r in v.reasons):  # else each surfaces reason says it
         lines.extend(f"  left out of surfaces: {line}" for line in v.left_out)
