@@ -73,6 +73,8 @@ def render_trace_node(node: TraceNode, depth: int = 0) -> list[str]:
         extras.append(f"({node.reads})")
     if node.let:
         extras.append(f"(let {node.let})")
+    if node.where:  # a computed `where` name: its definition (a fact path one shows its path above)
+        extras.append(f"(where {_one_line(node.where, 100)})")
     line = f"{node.location:<{LOCATION_WIDTH}} {'| ' * depth}{_one_line(node.text)}  = {_value(node)}"
     if extras:
         line += "  " + "  ".join(extras)
