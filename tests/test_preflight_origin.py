@@ -201,6 +201,7 @@ def test_only_a_copy_with_an_entry_is_hashed_and_once(made: dict[str, Any], tmp_
     units = plan_units([str(work / "out" / "eps.jsonl")], chunk=64)  # one file, cut into units
     assert len(units) == 4 and len(hashed) == 2  # the copy, then its origin: once each
     assert len({u.origin for u in units}) == 1 and units[0].origin is not None
+    assert all(u.origin is None for u in plan_units([str(work / "out")], find_origins=False)) and len(hashed) == 2
 
 
 @settings(max_examples=60, deadline=None)

@@ -200,13 +200,14 @@ class Unit:
 
 def plan_units(
     inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None, max_docs: int = UNIT_DOCS,
-    origins: Origins | None = None,
+    origins: Origins | None = None, find_origins: bool = True,
 ) -> list[Unit | LoadedEpisode]:
     """The inputs as units, in order; a path that cannot be used stays an error entry. A JSONL file
     is cut at line boundaries into units of about `chunk` bytes and at most `max_docs` documents.
     Standard input (`-`) is read from `stdin_path`, where the caller spooled it. A file that
     preflight wrote carries the file it was made from (`Unit.origin`; `origins` finds it, each
-    folder's manifest read once: a new `Origins` by default)."""
+    folder's manifest read once: a new `Origins` by default; `find_origins=False`: not looked for,
+    for a caller that only counts or reads documents)."""
     out: list[Unit | LoadedEpisode] = []
     origins = origins if origins is not None else Origins()
     for item in discover(inputs):
@@ -218,7 +219,7 @@ def plan_units(
         if isinstance(item, LoadedEpisode):
             out.append(item)
             continue
-        origin = origins.origin_of(item)
+        origin = origins.origin_of(item) if find_origins else None
         if not item.lower().endswith(".jsonl"):
             out.append(Unit(item, origin=origin))
             continue
