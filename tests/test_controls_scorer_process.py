@@ -17,6 +17,7 @@ import yaml
 from litmus_rules import cli
 from litmus_rules.preflight import run as preflight
 from litmus_rules.errors import LitmusConfigError
+from litmus_rules.io.origins import MANIFEST
 from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,7 +158,7 @@ def test_cli_batch_with_failures_is_complete_atomic_and_checked(scorer_file: str
     report = json.loads(captured.out)  # the scorer's prints went to stderr, not into the report
     assert "not a frame" in captured.err
     assert code == 1 and report["counts"]["scorer_failed"] == 3
-    assert sorted(p.name for p in out.iterdir()) == ["batch.jsonl"]  # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "batch.jsonl"]  # no temporary file left
     written = [json.loads(line) for line in (out / "batch.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [d["id"] for d in written] == [f"{k}-1" for k in kinds]
     by_id = {d["id"]: d["controls"] for d in written}

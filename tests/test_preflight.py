@@ -20,6 +20,7 @@ from litmus_rules.domain import records
 from litmus_rules.preflight import scoring
 from litmus_rules.preflight import stubs
 from litmus_rules.io.load import iter_episodes, validate_episode
+from litmus_rules.io.origins import MANIFEST
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -324,8 +325,9 @@ def test_output_is_valid_and_inputs_are_never_modified(tmp_path: Path, capsys: p
     before = _digest(inputs)
     code, _, _ = run(capsys, "preflight", examples, "-o", tmp_path)
     assert code == 1 and _digest(inputs) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in inputs]  # same names, no temp files
-    for path in tmp_path.iterdir():
+    # same names, no temp files; and the manifest naming each copy's input (io/origins.py)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST] + [p.name for p in inputs]
+    for path in tmp_path.glob("*.yaml"):
         doc = load(path)
         assert validate_episode(doc, source=str(path)) is None
         assert list(doc["controls"]) == list(preflight.CONTROLS)  # trivial_empty/trivial_dump are schema-valid

@@ -70,18 +70,21 @@ def _outcome(v: Verdict, spec: RulesSpec) -> Outcome:
     return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(spec.with_traces), text)
 
 
-def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str, spec: RulesSpec) -> Outcome:
+def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str, spec: RulesSpec,
+           checked: str | None = None) -> Outcome:
     reason = Reason("input", str(error), "invalid_input", code=error.code)
-    return _outcome(Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location), spec)
+    verdict = Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location, checked=checked)
+    return _outcome(verdict, spec)
 
 
-def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, what: str, code: str) -> Outcome:
+def _fault(ruleset: RuleSet, spec: RulesSpec, ident: str | None, location: str, what: str, code: str,
+           checked: str | None = None) -> Outcome:
     """An ERROR that is the checker's fault, not the input's: kind `evaluation_error`."""
     message = f"{location}: {diagnostics.inline(code, what)}"
     if len(message) > _MESSAGE_LIMIT:
         message = message[: _MESSAGE_LIMIT - 1] + "…"
     reason = Reason("input", message, "evaluation_error", code=code)
-    verdict = Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location)
+    verdict = Verdict(id=ident, verdict=ERROR, reasons=(reason,), ruleset=ruleset.info, source=location, checked=checked)
     try:
         return _outcome(verdict, spec)
     except Exception:  # noqa: BLE001 -- what failed to render the episode's verdict fails on this one too
@@ -95,6 +98,16 @@ def _exception(exc: BaseException, during: str) -> str:
 
 def _location(loaded: LoadedEpisode) -> str:
     return f"{loaded.source}:{loaded.line}" if loaded.line else str(loaded.source)
+
+
+def _where(unit: Unit | LoadedEpisode, loaded: LoadedEpisode) -> tuple[str, str | None]:
+    """(a verdict's `source`, its `checked`): a preflighted copy's verdict names the file it was made
+    from, at the same document, and the copy it read as `checked` (None when they are one file)."""
+    location = _location(loaded)
+    origin = unit.origin if isinstance(unit, Unit) else None
+    if origin is None:
+        return location, None
+    return origin.location(loaded.index, loaded.line), location
 
 
 def _unit_name(unit: Unit | LoadedEpisode) -> str:
@@ -182,24 +195,26 @@ def _iter_evaluated(
         if loaded is None:
             break
         last = loaded
-        location = _location(loaded)
+        location, checked = _where(unit, loaded)
         if loaded.error is not None:
             # an invalid document still takes its id, when it has a readable one: a later
             # document with the same id is a duplicate (DESIGN: a repeat names the first)
             raw_id = loaded.id if isinstance(loaded.id, str) else None
-            yield (_error(ruleset, loaded.error, loaded.id, location, spec), raw_id)
+            yield (_error(ruleset, loaded.error, loaded.id, location, spec, checked), raw_id)
             continue
         assert loaded.data is not None
         ident = loaded.data["id"]
         try:
             verdict = ruleset.evaluate(loaded.data, batch=batch, explain=spec.explain, validate=False, source=location)
+            verdict.checked = checked
         except Exception as exc:  # noqa: BLE001 -- the boundary: whatever the engine does
-            yield (_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT), ident)
+            yield (_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT, checked), ident)
             continue
         try:
             outcome = _outcome(verdict, spec)
         except Exception as exc:  # noqa: BLE001 -- the boundary: a verdict that does not render
-            outcome = _fault(ruleset, spec, ident, location, _exception(exc, "rendering the verdict of"), INTERNAL_FAULT)
+            outcome = _fault(ruleset, spec, ident, location, _exception(exc, "rendering the verdict of"), INTERNAL_FAULT,
+                             checked)
         yield outcome, ident
 
 
@@ -214,7 +229,8 @@ def _dead_unit(
         for loaded in iter_unit(unit, check=False):
             ident = loaded.data.get("id") if loaded.data is not None else loaded.raw_id
             ident = ident if isinstance(ident, str) else None
-            out.append((_fault(ruleset, spec, ident, _location(loaded), what, WORKER_DIED), None))
+            location, checked = _where(unit, loaded)
+            out.append((_fault(ruleset, spec, ident, location, what, WORKER_DIED, checked), None))
     except Exception:  # noqa: BLE001 -- fall back to one ERROR for the unit
         out = [(_fault(ruleset, spec, None, _unit_name(unit), what, WORKER_DIED), None)]
     return out or [(_fault(ruleset, spec, None, _unit_name(unit), what, WORKER_DIED), None)]
@@ -413,7 +429,7 @@ def _first_or_repeat(
             pointer="/id",
             code=DUPLICATE_ID,
         )
-        return _error(ruleset, dup, ident, location, spec)
+        return _error(ruleset, dup, ident, location, spec, outcome.json.get("checked"))
     seen.setdefault(ident, outcome.json.get("source") or "")
     return outcome
 

@@ -175,6 +175,9 @@ class Verdict:
     # `RuleSet.evaluate(explain=...)`: with "fails" the JSON shows a SCORED episode's classification
     # compactly (the deciding cell only, `RuleTrace.to_json(compact=True)`); "full" shows every cell whole.
     explain: str = "fails"
+    # The file that was read, when `source` names another: a preflighted copy's verdict names the
+    # file preflight made it from (`source`) and the copy (`checked`; io/origins.py). Else None.
+    checked: str | None = None
 
     @property
     def scored(self) -> bool:
@@ -190,6 +193,8 @@ class Verdict:
             reasons=[r.to_json(with_traces) for r in self.reasons],
             source=self.source,
         )
+        if self.checked is not None:
+            d["checked"] = self.checked
         if len(self.classifications) > 1:
             d["classifications"] = dict(self.classifications)
         if self.left_out:

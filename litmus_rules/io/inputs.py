@@ -17,6 +17,7 @@ import attrs
 from litmus_rules import diagnostics
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError
+from litmus_rules.io.origins import Origin, Origins
 
 __all__ = ["LoadedEpisode", "Unit", "discover", "failed", "open_regular", "plan_units"]
 
@@ -185,6 +186,8 @@ class Unit:
     first_line: int = 0  # lines before `start`
     first_index: int = 0  # documents before `start`
     label: str | None = None  # the name to report instead of `path` (standard input, spooled)
+    # A preflighted copy: the file it was made from, which its verdicts name (`io/origins.py`)
+    origin: Origin | None = None
 
     @property
     def name(self) -> str:
@@ -196,25 +199,35 @@ class Unit:
 
 
 def plan_units(
-    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None, max_docs: int = UNIT_DOCS
+    inputs: Sequence[str], chunk: int = JSONL_CHUNK, stdin_path: str | None = None, max_docs: int = UNIT_DOCS,
+    origins: Origins | None = None, find_origins: bool = True,
 ) -> list[Unit | LoadedEpisode]:
     """The inputs as units, in order; a path that cannot be used stays an error entry. A JSONL file
     is cut at line boundaries into units of about `chunk` bytes and at most `max_docs` documents.
-    Standard input (`-`) is read from `stdin_path`, where the caller spooled it."""
+    Standard input (`-`) is read from `stdin_path`, where the caller spooled it. A file that
+    preflight wrote carries the file it was made from (`Unit.origin`; `origins` finds it, each
+    folder's manifest read once: a new `Origins` by default; `find_origins=False`: not looked for,
+    for a caller that only counts or reads documents)."""
     out: list[Unit | LoadedEpisode] = []
+    origins = origins if origins is not None else Origins()
     for item in discover(inputs):
         if item == "-":
             if stdin_path is None:
                 raise ValueError("plan_units: `-` needs stdin_path")
             out.append(Unit(stdin_path, label=STDIN))
             continue
-        if isinstance(item, LoadedEpisode) or not item.lower().endswith(".jsonl"):
-            out.append(item if isinstance(item, LoadedEpisode) else Unit(item))
+        if isinstance(item, LoadedEpisode):
+            out.append(item)
+            continue
+        origin = origins.origin_of(item) if find_origins else None
+        if not item.lower().endswith(".jsonl"):
+            out.append(Unit(item, origin=origin))
             continue
         try:
-            out.extend(_jsonl_units(item, chunk, max(1, max_docs)))
+            units = _jsonl_units(item, chunk, max(1, max_docs))
         except OSError:
-            out.append(Unit(item))  # reading it again reports the error in input order
+            units = [Unit(item)]  # reading it again reports the error in input order
+        out.extend(units if origin is None else [attrs.evolve(u, origin=origin) for u in units])
     return out
 
 

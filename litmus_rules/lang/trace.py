@@ -30,6 +30,9 @@ class TraceNode:
     binding: Mapping[str, str] | None = None  # quantifier witness: variable -> concrete path
     let: str | None = None  # this node names a let; its definition is a child at its first mention
     children: tuple[TraceNode, ...] = ()
+    # This node reads a `where` name whose value is computed (no fact path): `name = definition`.
+    # (A `where` name bound to a fact path reads as that path: `reads`.)
+    where: str | None = None
     # The let's definition at every mention (shown once, but an unknown let is explained by it).
     let_definition: TraceNode | None = attrs.field(default=None, repr=False, eq=False)
 
@@ -77,7 +80,7 @@ class TraceNode:
         """This node as JSON (what `RuleTrace.to_json` writes when the tree was already built)."""
         return _node_json(self.kind, self.text, self.span.location(), self.evaluated, self.value, self.error,
                           self.reads, self.missing, self.binding, self.let,
-                          [c.to_json() for c in self.children], JSONValues())
+                          [c.to_json() for c in self.children], JSONValues(), self.where)
 
 
 class RuleTrace:
@@ -148,6 +151,19 @@ class RuleTrace:
         return d
 
 
+class _Computed(str):
+    """What a trace's path map holds for a `where` name whose value is computed (a call, an
+    operator): not a fact path (it has spaces, so no path is made through it), and the name's
+    definition, `name = expression`, which a node reading the name shows instead."""
+
+    __slots__ = ("definition",)
+
+    def __new__(cls, name: str, expression: str) -> _Computed:
+        self = super().__new__(cls, f"where {name}")
+        self.definition = f"{name} = {' '.join(expression.split())}"
+        return self
+
+
 class TraceBuilder:
     """AST + recorded values -> TraceNode tree, with concrete fact paths for quantifier variables.
 
@@ -183,7 +199,7 @@ class TraceBuilder:
         error = rec.get(("error", key))
         children: list[Any] = []
         binding: dict[str, str] | None = None
-        reads = missing = let = None
+        reads = missing = let = where = None
         let_definition: Any = None
 
         static = _static(e)
@@ -192,6 +208,9 @@ class TraceBuilder:
             reads = self._concrete(e, paths)
             gap = rec.get(("missing", key))
             name = static[5][0]
+            root = paths.get(name)
+            if isinstance(root, _Computed):
+                where = root.definition
             if name in self.lets and name not in paths:
                 let = name
                 if self.expand_lets:
@@ -201,7 +220,7 @@ class TraceBuilder:
                     let_definition = self._expanded[name]
             if gap is not None and name not in self.lets:
                 missing = reads  # the whole path the rule needed, not just its first absent key
-            elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets:
+            elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets and where is None:
                 missing = paths.get(e.name, e.name)
         elif shape is _GENERIC:
             children = [self._node(c, paths) for c in static[6]]
@@ -212,6 +231,11 @@ class TraceBuilder:
             for b in e.bindings:
                 children.append(self._node(b.collection, inner))
                 coll = self._concrete(b.collection, inner)
+                if b.local:
+                    # `where n = expr`: one value, not an element. A fact path names its value
+                    # (`context.tools[3].description`); a computed one is shown by its definition.
+                    inner[b.name] = coll if coll is not None else _Computed(b.name, b.value.span.text)
+                    continue
                 i = rec.get(("bind", id(b)))
                 index = "?" if i is None else str(i)
                 # a computed list has no fact path: name the element by its position
@@ -231,11 +255,12 @@ class TraceBuilder:
             if e.condition is not None:
                 children.append(self._node(e.condition, inner))
         return self._make(e, static, evaluated, value, error, reads, missing, binding or None, let, children,
-                          let_definition)
+                          let_definition, where)
 
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None, reads: str | None, missing: str | None,
         binding: dict[str, str] | None, let: str | None, children: list[Any], let_definition: Any,
+        where: str | None = None,
     ) -> Any:
         return TraceNode(
             kind=static[1],
@@ -250,6 +275,7 @@ class TraceBuilder:
             let=let,
             children=tuple(children),
             let_definition=let_definition,
+            where=where,
         )
 
 
@@ -266,18 +292,18 @@ class JSONTraceBuilder(TraceBuilder):
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
         reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
-        children: list[Any], let_definition: Any,
+        children: list[Any], let_definition: Any, where: str | None = None,
     ) -> Any:
         if self.compact:
             children = [c for c in children if c["evaluated"]]
         return _node_json(static[1], static[2], static[3], evaluated, value, error, reads, missing,
-                          binding, let, children, self.values)
+                          binding, let, children, self.values, where)
 
 
 def _node_json(
     kind: str, text: str, location: str, evaluated: bool, value: Any, error: str | None, reads: str | None,
     missing: str | None, binding: Mapping[str, str] | None, let: str | None, children: list[Any],
-    values: JSONValues,
+    values: JSONValues, where: str | None = None,
 ) -> dict[str, Any]:
     """One trace node's JSON object; its keys in the order the verdict JSON has always had."""
     d: dict[str, Any] = {"kind": kind, "expr": text, "location": location, "evaluated": evaluated}
@@ -291,6 +317,8 @@ def _node_json(
         d["missing"] = missing
     if let:
         d["let"] = let
+    if where:
+        d["where"] = where
     if binding:
         d["binding"] = dict(binding)
     if children:

@@ -22,6 +22,10 @@ controls as written, i.e. as `check` will read them. The summary is rendered by 
 files are written by `writeback.py` (atomically; YAML as a round trip that keeps its comments). episode/1 has no `source` field, so an episode/1 instance
 cannot say which runs are the harness's: its controls are all replaced, as before 1.1.
 
+Each folder of OUTDIR gets a manifest (`.litmus-preflight.json`, `io/origins.py`) naming the input
+file every copy was made from, its hash and each document's line in it: `check OUTDIR` then names
+the input file in a verdict's `source` (the copy in `checked`), as long as neither file changed.
+
 Exit status: 0 controls written and none shows a problem; 1 controls written, but some instance has
 a dirty null control, a silent positive control, indistinguishable refusal/compliance stubs, a
 control that stays unknown (an invalid label, a harness run without one) or a scorer failure
@@ -32,6 +36,7 @@ stub/harness disagreements are warnings only: `check` does not reject for them.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -46,6 +51,7 @@ from litmus_rules.preflight import stubs
 from litmus_rules.errors import EvaluationError, LitmusConfigError
 from litmus_rules.domain.names import mentioned
 from litmus_rules.domain.records import transcript_text
+from litmus_rules.io.origins import Record, sha256_file, write_manifests
 from litmus_rules.preflight import harness as harness_runs
 from litmus_rules.preflight.scorer_process import ScorerProcess
 from litmus_rules.preflight.writeback import Output as _Output
@@ -353,6 +359,16 @@ def preflight_file(entry: str, scorer: Scorer | ScorerProcess, replace_controls:
             yield loaded, preflight_instance(loaded.data, scorer, where, replace_controls)
 
 
+def _origin_identity(entry: str) -> tuple[str, int] | None:
+    """(sha256, size) of an input file, or None for standard input or a file that cannot be hashed."""
+    if entry == "-":
+        return None
+    try:
+        return sha256_file(entry), os.path.getsize(entry)
+    except OSError:
+        return None
+
+
 def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | ScorerProcess = declared_scorer,
                   scorer_name: str = "declared detector", stdout: IO[str] | None = None,
                   stdin: IO[str] | None = None, replace_controls: bool = False,
@@ -378,43 +394,59 @@ def run_preflight(inputs: Sequence[str], outdir: str | None, scorer: Scorer | Sc
     else:
         found = ((entry, preflight_file(entry, scorer, replace_controls, stream_out is not None, stdin))
                  for entry, _ in plan if isinstance(entry, str))
-    for entry, dest in plan:
-        if not isinstance(entry, str):  # the input itself could not be read
-            report.input_errors.append(_error(entry))
-            continue
-        same, items = next(found)
-        assert same == entry
-        try:
-            kind = "jsonl" if entry == "-" else _kind(entry)
-            out = stream_out or _Output(dest, kind, source=entry if kind == "yaml" else None)
-        except OSError as exc:
-            report.input_errors.append({"source": entry, "line": None, "id": None,
-                                        "message": f"cannot read `{entry}`: {exc.strerror or exc}"})
-            continue
-        results: list[Result] = []
-        errors: list[dict[str, Any]] = []
-        try:
-            for loaded, result in items:
-                if result is None:
-                    errors.append(_error(loaded))
-                elif not errors or stream_out is not None:  # else the file is copied unchanged
-                    results.append(result)
-                    out.add(with_controls(loaded.data, result.controls), result.controls)
-                    if on_instance is not None:
-                        on_instance()
-            status = "written"
-            if errors and stream_out is None:
-                status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied
-                results = []
-                out.commit(copy_of=entry) if entry != "-" else out.abort()
-            else:
-                out.commit()
-        except BaseException:
-            out.abort()
-            raise
-        report.input_errors.extend(errors)
-        report.results.extend(results)
-        report.files.append({"source": entry, "output": dest, "instances": len(results), "status": status})
+    records: list[Record] = []  # the copies written, for the manifests (`io/origins.py`)
+    try:
+        for entry, dest in plan:
+            if not isinstance(entry, str):  # the input itself could not be read
+                report.input_errors.append(_error(entry))
+                continue
+            same, items = next(found)
+            assert same == entry
+            try:
+                kind = "jsonl" if entry == "-" else _kind(entry)
+                out = stream_out or _Output(dest, kind, source=entry if kind == "yaml" else None)
+            except OSError as exc:
+                report.input_errors.append({"source": entry, "line": None, "id": None,
+                                            "message": f"cannot read `{entry}`: {exc.strerror or exc}"})
+                continue
+            # hashed before it is read (the local engine reads it lazily, below): an origin that
+            # changes meanwhile is not the recorded one, and `check` does not name it (fail closed)
+            origin = _origin_identity(entry) if dest is not None else None
+            results: list[Result] = []
+            errors: list[dict[str, Any]] = []
+            lines: list[int | None] = []  # each written document's line in the input
+            try:
+                for loaded, result in items:
+                    if result is None:
+                        errors.append(_error(loaded))
+                    elif not errors or stream_out is not None:  # else the file is copied unchanged
+                        results.append(result)
+                        lines.append(loaded.line)
+                        out.add(with_controls(loaded.data, result.controls), result.controls)
+                        if on_instance is not None:
+                            on_instance()
+                status = "written"
+                if errors and stream_out is None:
+                    status = "copied unchanged" if entry != "-" else "not written"  # stdin cannot be copied
+                    results = []
+                    out.commit(copy_of=entry) if entry != "-" else out.abort()
+                else:
+                    out.commit()
+            except BaseException:
+                out.abort()
+                raise
+            if dest is not None and status != "not written":
+                copied = status == "copied unchanged"  # byte for byte: the origin's own lines
+                records.append(Record(dest, entry, *origin, lines=None if copied else lines) if origin is not None
+                               else Record(dest))
+            report.input_errors.extend(errors)
+            report.results.extend(results)
+            report.files.append({"source": entry, "output": dest, "instances": len(results), "status": status})
+    except BaseException:
+        with contextlib.suppress(OSError):  # the copies written so far are attributed still
+            write_manifests(records)
+        raise
+    write_manifests(records)
     found.close()  # the dask engine's: closes its cluster
     report.seconds = time.perf_counter() - start
     return report

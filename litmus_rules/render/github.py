@@ -1,5 +1,6 @@
 """`check --format github`: GitHub Actions workflow commands, one `::error` annotation per
-REJECTED or ERROR episode at its file and line, and a closing `::notice` with the counts.
+REJECTED or ERROR episode at its file and line (the verdict's `source`), and a closing `::notice`
+with the counts.
 
 Escaping follows the runner's rules (actions/toolkit `command.ts`): in the message `%`, CR and LF
 are percent-encoded; in a property value `:` and `,` too. A line that starts with `::` inside a
@@ -41,6 +42,8 @@ def annotation(verdict: dict[str, Any]) -> str:
     else:
         title = f"ERROR {label}"
         body = [str(r.get("message")) for r in found] or ["input error"]
+    if isinstance(verdict.get("checked"), str):  # a preflighted copy, annotated at the file it was made from
+        body.append(f"checked: {verdict['checked']}")
     return _command("error", {"file": file, "line": line, "title": title}, "\n".join(body))
 
 

@@ -41,8 +41,10 @@ def testcase(verdict: dict[str, Any]) -> str:
     head = f"    <testcase name={_attr(name)} classname={_attr(file or 'litmus')}"
     kind = verdict.get("verdict")
     found = reasons(verdict)
+    checked = verdict.get("checked")  # a preflighted copy: `source` names the file it was made from
+    read = f"\nchecked: {checked}" if isinstance(checked, str) else ""
     if kind == "REJECTED":
-        lines = [f"REJECTED {name} ({where})"]
+        lines = [f"REJECTED {name} ({where}){read}"]
         for r in found:
             lines.append(f"  {r.get('rule')} [{r.get('kind')}]: {r.get('message')}")
             lines.extend(_witness(w) for w in r.get("witnesses") or () if isinstance(w, dict))
@@ -51,7 +53,7 @@ def testcase(verdict: dict[str, Any]) -> str:
     elif kind == "ERROR":
         message = "; ".join(str(r.get("message")) for r in found) or "input error"
         codes = ", ".join(str(r.get("code")) for r in found if r.get("code"))
-        text = f"ERROR {name} ({where}){' ' + codes if codes else ''}\n{message}"
+        text = f"ERROR {name} ({where}){' ' + codes if codes else ''}{read}\n{message}"
         body = f'      <error type="ERROR" message={_attr(message)}>{escape(_clean(text))}</error>\n'
     else:
         cls = verdict.get("classification")

@@ -3,7 +3,8 @@
 - `tool.driver.rules`: one reportingDescriptor per rule of the ruleset, from its doc comment, its
   `cite` and its `tags` (and one for `input`, the rule name of an ERROR's reason);
 - one result per reason of a REJECTED episode and one per ERROR, at the episode's file and line
-  (the verdict's `source`), level `error`;
+  (the verdict's `source`: for a preflighted copy, the file it was made from; the copy that was
+  read is the result's `checked` property), level `error`;
 - each witness's origin (the path in the episode where the leaked text was found) as a logical
   location, so a viewer shows where in the episode, not only which file.
 
@@ -100,6 +101,7 @@ def results(verdict: dict[str, Any], index: dict[str, int]) -> list[dict[str, An
             "partialFingerprints": {"litmusEpisodeRule/v1": f"{label or verdict.get('source')}:{rule}"},
             "properties": {"verdict": kind, "episode": label, "reasonKind": reason.get("kind"),
                            **({"code": reason["code"]} if reason.get("code") else {}),
+                           **({"checked": verdict["checked"]} if isinstance(verdict.get("checked"), str) else {}),
                            **({"witnesses": witnesses} if witnesses else {})},
         }
         if rule in index:

@@ -73,6 +73,8 @@ def render_trace_node(node: TraceNode, depth: int = 0) -> list[str]:
         extras.append(f"({node.reads})")
     if node.let:
         extras.append(f"(let {node.let})")
+    if node.where:  # a computed `where` name: its definition (a fact path one shows its path above)
+        extras.append(f"(where {_one_line(node.where, 100)})")
     line = f"{node.location:<{LOCATION_WIDTH}} {'| ' * depth}{_one_line(node.text)}  = {_value(node)}"
     if extras:
         line += "  " + "  ".join(extras)
@@ -98,7 +100,7 @@ def _witness(w: Any) -> str:
 
 
 def render_verdict(v: Verdict, explain: str = "fails") -> str:
-    where = f"  ({v.source})" if v.source else ""
+    where = f"  ({v.source}; checked: {v.checked})" if v.source and v.checked else f"  ({v.source})" if v.source else ""
     lines = [f"{v.verdict} {v.id or '<no id>'}{where}"]
     if v.left_out and not any(r.left_out for r in v.reasons):  # else each surfaces reason says it
         lines.extend(f"  left out of surfaces: {line}" for line in v.left_out)
