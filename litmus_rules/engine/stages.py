@@ -37,7 +37,7 @@ from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
 from litmus_rules.lang.checker import Checker
 from litmus_rules.lang.environment import Environment
-from litmus_rules.lang.syntax import MAX_RULE_FILE_BYTES
+from litmus_rules.lang.syntax._limits import MAX_RULE_FILE_BYTES
 from litmus_rules.lang.syntax import parse as _parse
 
 RULE_SUFFIX = ".litmus"
