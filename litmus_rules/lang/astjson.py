@@ -14,7 +14,6 @@ the cache treats as a miss; JSON parsing builds only dicts, lists and scalars, n
 from __future__ import annotations
 
 import json
-import types
 import typing
 from typing import Any, Callable
 
@@ -99,26 +98,49 @@ def loads(text: str | bytes, source: Source) -> ast.RuleSet:
     return tree
 
 
-def _checker(tp: Any) -> Check:
-    """The check of one declared field type: a class (exact: `bool` is no `int` here), a union of
-    classes, or a tuple (`tuple[X, ...]` or fixed) of checked types."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        allowed = frozenset(typing.get_args(tp))
-        if not all(isinstance(a, type) and typing.get_origin(a) is None for a in allowed):
-            raise TypeError(f"unsupported field type {tp}")
-        return lambda v: v if type(v) in allowed else _bad(v)
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
+def _checker(annotation: str) -> Check:
+    """The check of one field's declared type, read from its annotation as ast.py writes it: a
+    class (exact: `bool` is no `int` here), a union of classes (`A | B`, or an alias such as
+    `Expr`), or a tuple (`tuple[X, ...]` or `tuple[A, B]`) of checked types. Read as text, not with
+    `typing.get_type_hints`, which costs more than decoding a ruleset."""
+    annotation = annotation.strip()
+    if annotation.startswith("tuple[") and annotation.endswith("]"):
+        args = _split(annotation[len("tuple["):-1], ",")
+        if len(args) == 2 and args[1] == "...":
             item = _checker(args[0])
             return lambda v: tuple([item(x) for x in v]) if type(v) is list else _bad(v)
         items = [_checker(a) for a in args]
         return lambda v: (tuple([c(x) for c, x in zip(items, v)])
                           if type(v) is list and len(v) == len(items) else _bad(v))
-    if isinstance(tp, type) and origin is None:
-        return lambda v: v if type(v) is tp else _bad(v)
-    raise TypeError(f"unsupported field type {tp}")
+    allowed = frozenset(cls for arm in _split(annotation, "|") for cls in _classes(arm))
+    return lambda v: v if type(v) in allowed else _bad(v)
+
+
+_SCALARS = {"str": str, "int": int, "float": float, "bool": bool, "None": type(None)}
+
+
+def _classes(name: str) -> tuple[type, ...]:
+    if name in _SCALARS:
+        return (_SCALARS[name],)
+    found = vars(ast).get(name)
+    if isinstance(found, type) and CLASSES.get(name) is found:
+        return (found,)
+    arms = typing.get_args(found)  # an alias of node classes: `Expr`, `Decl`
+    if arms and all(CLASSES.get(getattr(a, "__name__", "")) is a for a in arms):
+        return tuple(arms)
+    raise TypeError(f"unsupported field type {name!r} in lang/ast.py")
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "[") - (ch == "]")
+        if ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
 
 
 def _bad(value: Any) -> Any:
@@ -128,10 +150,11 @@ def _bad(value: Any) -> Any:
 def _specs() -> dict[str, tuple[tuple[str, Check], ...]]:
     out = {}
     for name, cls in CLASSES.items():
-        hints = typing.get_type_hints(cls, vars(ast))
-        out[name] = tuple((f.name, _checker(hints[f.name])) for f in attrs.fields(cls) if f.name != "span")
+        fields = attrs.fields(cls)
         if "span" not in attrs.fields_dict(cls):
             raise TypeError(f"ast.{name} has no span")
+        out[name] = tuple((f.name, _checker(f.type if isinstance(f.type, str) else f.type.__name__))
+                          for f in fields if f.name != "span")
     return out
 
 
