@@ -14,7 +14,6 @@ from typing import Any
 
 from litmus_rules.cli._common import EXIT_OK, choose_rules, write
 from litmus_rules.engine import stages
-from litmus_rules.io.verdicts import read_verdicts
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.render.json import dumps
@@ -37,6 +36,7 @@ def rules_metadata(path: str | None) -> tuple[list[dict[str, Any]], dict[str, An
 def cmd_report(args: argparse.Namespace) -> int:
     # imported here: other commands start without the report's charts and templates
     from litmus_rules.render.report.compute import ReportBuilder
+    from litmus_rules.io.verdicts import read_verdicts
     from litmus_rules.render.report.present import render_html, render_markdown
 
     fmt = args.format or _format_of(args.output)

@@ -1,10 +1,10 @@
-"""Rule text -> AST. The only package that imports lark, and only when a text must really be parsed:
-a rule file parsed before (in this process, or in an earlier run: `_ast_cache.py`) is read back."""
+"""Rule text -> AST. The only package that imports lark, and only when a text is parsed: a caller
+that keeps parsed trees (engine/rulecache.py, for the rule files of a ruleset) never imports it on
+a hit."""
 
 from __future__ import annotations
 
 from litmus_rules.lang import ast
-from litmus_rules.lang.syntax._ast_cache import cached_parse
 from litmus_rules.lang.syntax._limits import MAX_NESTING, MAX_RULE_FILE_BYTES
 
 __all__ = ["MAX_NESTING", "MAX_RULE_FILE_BYTES", "parse", "parse_expression"]
@@ -12,10 +12,6 @@ __all__ = ["MAX_NESTING", "MAX_RULE_FILE_BYTES", "parse", "parse_expression"]
 
 def parse(text: str, name: str = "<rules>") -> ast.RuleSet:
     """Parse one rule file. Raises LitmusSyntaxError with a span inside `text`."""
-    return cached_parse(text, name, _lark_parse)
-
-
-def _lark_parse(text: str, name: str) -> ast.RuleSet:
     from litmus_rules.lang.syntax import _front
 
     return _front.parse(text, name)

@@ -1,6 +1,8 @@
-"""Parsed rule files, kept so that the same text is not parsed twice: in this process (a memo) and
-between runs (the user's cache folder, usercache.py). Parsing the shipped rules with lark is most
-of a cold `load_rules`, and importing lark most of the rest; a hit needs neither.
+"""The parse stage's results, kept so that a ruleset's file is not parsed twice: in this process (a
+memo) and between runs (the user's cache folder, usercache.py). Parsing the shipped rules with lark
+is most of a cold `load_rules`, and importing lark most of the rest; a hit needs neither. Only the
+parse is kept: check and compile run on every load (a few ms), so params, the environment and every
+RuleSet stay the load's own.
 
 A stored tree is JSON (lang/astjson.py), read back with `json.loads` into the AST's own classes,
 every field checked against its declared type and every span against the text: never a pickle. The
@@ -35,7 +37,7 @@ PREFIX = "ast-"
 MAX_FILES = 64  # stored trees kept; past it the oldest go (rule tests parse many small texts)
 MEMO_SIZE = 32
 
-_LANG = Path(__file__).resolve().parents[1]
+_LANG = Path(ast.__file__).resolve().parent
 _memo: OrderedDict[tuple[str, str], ast.RuleSet] = OrderedDict()
 _lock = threading.Lock()
 
