@@ -24,6 +24,18 @@ from litmus_rules.source import Source, Span
 sys.path.insert(0, str(Path(__file__).resolve().parent / "property"))
 from strategies import rule_texts  # noqa: E402
 
+# Small, with one of every node the planted changes below edit (the shipped rules take a while to parse).
+SMALL = """ruleset t.cache version "1"
+param n = 3
+let xs = [s for s in detector.signals if s.kind in ["a", "b"]]
+rule r
+  "doc: reject unless"
+  reject when any s in xs: len(s.value) == n or s.id != "x" and not (1 + 2 > n)
+  because "bad {n}"
+classify c
+  "a" when count s in xs: true
+  "b" otherwise
+"""
 SHIPPED = ROOT / "rules" / "validity.litmus"
 TEXT = SHIPPED.read_text(encoding="utf-8")
 NAME = "rules/validity.litmus"
@@ -207,7 +219,7 @@ def _tamper(raw: bytes, how: str) -> bytes:
     if how == "wrong key":
         return json.dumps({**header, "key": "0" * 64}).encode() + b"\n" + body
     if how == "flipped byte":  # a random fault: the digest no longer matches
-        return head + b"\n" + body.replace(b'"validity"', b'"validitz"', 1)
+        return head + b"\n" + body.replace(b'"t.cache"', b'"t.cachf"', 1)
     if how == "huge":
         return _resealed(header, body + b" " * (9 * 2**20))
     return _resealed(header, _planted(doc, how).encode())
@@ -244,35 +256,72 @@ def _edit(doc: Any, how: str) -> Any:
         rule["span"] = [-5, 3]
     elif how == "not a ruleset":
         return rule
+    elif how == "renamed fact":
+        _first(doc, "Name")["name"] = "no_such_fact"
+    elif how == "changed literal":
+        literal = _first(doc, "Literal", lambda n: type(n["value"]) is int)
+        literal["value"] += 1
+    elif how == "string for a number":
+        literal = _first(doc, "Literal", lambda n: type(n["value"]) is int)
+        literal["value"] = str(literal["value"])
+    elif how == "and for or":
+        _first(doc, "BoolOp", lambda n: n["op"] == "or")["op"] = "and"
+    elif how == "other comparison":
+        compare = _first(doc, "Compare", lambda n: n["op"] == "==")
+        compare["op"] = "!="
+    elif how == "unknown operator":
+        _first(doc, "Compare")["op"] = "__import__"
+    elif how == "unless for when":
+        _first(doc, "Rule", lambda n: n["mode"] == "when")["mode"] = "unless"
+    elif how == "renamed call":
+        _first(doc, "Call")["func"] = "no_such_builtin"
+    elif how == "other quantifier":
+        quantifier = _first(doc, "Quantifier", lambda n: n["kind"] == "any")
+        quantifier["kind"] = "all"
     return doc
+
+
+def _first(doc: Any, cls: str, cond: Any = lambda n: True) -> dict[str, Any]:
+    stack = [doc]
+    while stack:
+        n = stack.pop(0)
+        if isinstance(n, dict):
+            if n.get("@") == cls and cond(n):
+                return n
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    raise AssertionError(f"the shipped rules have no {cls} to plant a change in")
 
 
 HOW = ["garbage", "empty", "truncated", "pickle", "wrong key", "flipped byte", "huge", "unknown class",
        "class outside the AST", "wrong field type", "bool for a string", "missing field", "extra field",
-       "span past the text", "negative span", "not a ruleset", "deep"]
+       "span past the text", "negative span", "not a ruleset", "deep", "renamed fact", "changed literal",
+       "string for a number", "and for or", "other comparison", "unknown operator", "unless for when",
+       "renamed call", "other quantifier"]
 
 
 @pytest.mark.parametrize("how", HOW)
 def test_a_damaged_or_planted_file_is_a_miss(cache: Path, parses: list[str], how: str) -> None:
-    original = stages.parse(TEXT, NAME)
+    original = stages.parse(SMALL, "t.litmus")
     path = _stored(cache)
     path.write_bytes(_tamper(path.read_bytes(), how))
     rulecache.clear_memo()
-    again = stages.parse(TEXT, NAME)
+    again = stages.parse(SMALL, "t.litmus")
     assert len(parses) == 2  # parsed again, not read
     assert _same(again, original)
     rulecache.clear_memo()
-    assert _same(stages.parse(TEXT, NAME), original)  # and stored again, whole
+    assert _same(stages.parse(SMALL, "t.litmus"), original)  # and stored again, whole
     assert len(parses) == 2
 
 
 def test_the_checks_refuse_what_they_should_without_the_digest() -> None:
-    # the decoder alone (no header, no digest) refuses every planted body
-    tree = parse(TEXT, NAME)
-    body = json.loads(astjson.dumps(tree))
-    for how in HOW[7:]:
-        with pytest.raises(ValueError):
-            astjson.loads(_planted(json.loads(json.dumps(body)), how), Source(NAME, TEXT))
+    # the decoder alone (no header, no digest) refuses every planted body, in the shipped rules too
+    for text in (SMALL, TEXT):
+        body = astjson.dumps(parse(text, NAME))
+        for how in HOW[7:]:
+            with pytest.raises(ValueError):
+                astjson.loads(_planted(json.loads(body), how), Source(NAME, text))
 
 
 def test_a_tree_with_a_foreign_span_is_not_stored() -> None:

@@ -7,8 +7,9 @@ the reader supplies it (its text is what the cache is keyed by).
 
 Decoding trusts nothing: the class name must be one of the AST's, the keys exactly its fields, every
 field value of its declared type (from the annotations of ast.py: a node class, a scalar, a union
-of those, a tuple of them) and every span inside the text. Anything else raises `ValueError`, which
-the cache treats as a miss; JSON parsing builds only dicts, lists and scalars, never code.
+of those, a tuple of them), every span inside the text, and every name, literal and operator what
+the text says at its span (`_AGREES`). Anything else raises `ValueError`, which the cache treats
+as a miss; JSON parsing builds only dicts, lists and scalars, never code.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def _encode(value: Any, source: Source) -> Any:
 
 def loads(text: str | bytes, source: Source) -> ast.RuleSet:
     """The tree stored by `dumps`, its spans into `source`; raises ValueError for anything else."""
-    size = len(source.text)
+    src, size = source.text, len(source.text)
 
     def node(obj: dict[str, Any]) -> Any:
         name = obj.get(_TAG)
@@ -87,6 +88,11 @@ def loads(text: str | bytes, source: Source) -> ast.RuleSet:
             if field not in obj:
                 raise ValueError(f"{name} without {field}")
             kwargs[field] = check(obj[field])
+        agrees = _AGREES.get(name)
+        if agrees is not None and not agrees(kwargs, src[span[0]:span[1]], span[0]):
+            raise ValueError(f"a {name} that its text does not say")
+        if name == "Rule" and not _mode_agrees(kwargs, src, span[1]):
+            raise ValueError("a rule whose mode its text does not say")
         return CLASSES[name](**kwargs)
 
     try:
@@ -96,6 +102,78 @@ def loads(text: str | bytes, source: Source) -> ast.RuleSet:
     if type(tree) is not ast.RuleSet:
         raise ValueError("not a ruleset")
     return tree
+
+
+def _literal(token: str) -> Any:
+    """A literal's value from its text, as the parser reads it (syntax/_to_ast.py)."""
+    if token.startswith('"'):
+        return json.loads(token)
+    if token in _CONSTANTS:
+        return _CONSTANTS[token]
+    return float(token) if any(c in token for c in ".eE") else int(token)
+
+
+def _literal_agrees(kw: dict[str, Any], token: str) -> bool:
+    try:
+        value = _literal(token)
+    except ValueError:
+        return False
+    return type(value) is type(kw["value"]) and value == kw["value"]
+
+
+_CONSTANTS = {"true": True, "false": False, "null": None}
+
+def _between(token: str, start: int, left: Any, right: Any) -> str:
+    """The text between two child nodes, inside their parent's `token` (which starts at `start`)."""
+    return token[left.span.end - start:right.span.start - start]
+
+
+def _words(text: str) -> list[str]:
+    return text.replace("(", " ").replace(")", " ").split()
+
+
+def _ops_agree(kw: dict[str, Any], token: str, start: int) -> bool:
+    operands = kw["operands"]
+    return kw["op"] in ("and", "or") and len(operands) >= 2 and all(
+        kw["op"] in _words(_between(token, start, a, b)) for a, b in zip(operands, operands[1:]))
+
+
+def _compare_agrees(kw: dict[str, Any], token: str, start: int) -> bool:
+    op, between = kw["op"], _between(token, start, kw["left"], kw["right"])
+    if op in ("in", "not in"):
+        return _words(between)[-2:] == op.split()[-2:] if op == "not in" else "in" in _words(between)
+    return op in ("==", "!=", "<", "<=", ">", ">=") and op in between
+
+
+def _mode_agrees(kw: dict[str, Any], text: str, end: int) -> bool:
+    """`reject when` / `reject unless`: the last `reject` before the condition (docs, cites, tags
+    and comments come before it) is followed by the rule's mode."""
+    before = text[end:kw["condition"].span.start]
+    found = before.rfind("reject")
+    return found >= 0 and before[found + 6:].split()[:1] == [kw["mode"]]
+
+
+# What the text at a node's span must say: its names, literals, keywords and operators. A stored
+# tree that says otherwise is refused (a miss), whatever its digest. Each takes the node's fields,
+# the text of its span and where that starts.
+_AGREES: dict[str, Callable[[dict[str, Any], str, int], bool]] = {
+    "Name": lambda kw, token, _: token == kw["name"],
+    "Field": lambda kw, token, _: token.endswith(kw["name"]) and kw["name"].isidentifier(),
+    "Call": lambda kw, token, _: token.startswith(kw["func"]) and kw["func"].isidentifier(),
+    "Literal": lambda kw, token, _: _literal_agrees(kw, token),
+    "Not": lambda kw, token, _: token.startswith("not"),
+    "Neg": lambda kw, token, _: token.startswith("-"),
+    "BoolOp": _ops_agree,
+    "Compare": _compare_agrees,
+    "Arith": lambda kw, token, start: kw["op"] in ("+", "-")
+    and kw["op"] in _between(token, start, kw["left"], kw["right"]),
+    "Quantifier": lambda kw, token, _: kw["kind"] in ("any", "all", "count") and token.startswith(kw["kind"]),
+    "Binding": lambda kw, token, _: token.startswith(kw["name"]),
+    "Param": lambda kw, token, _: token == kw["name"],
+    "Let": lambda kw, token, _: token == kw["name"],
+    "Rule": lambda kw, token, _: token == kw["name"],
+    "Classify": lambda kw, token, _: token == kw["name"],
+}
 
 
 def _checker(annotation: str) -> Check:
