@@ -46,3 +46,35 @@ def episode_schema_path(version: str = "episode/1") -> Path:
             f"no schema for format `{version}`; known: {', '.join(EPISODE_SCHEMAS)}"
         ) from None
     return _first_existing(_PACKAGE / "io" / "schemas" / name)
+
+
+def installed_version(distribution: str = "litmus_rules") -> str | None:
+    """The version of the installed distribution, as `importlib.metadata.version` finds it (the
+    first `NAME-VERSION.dist-info` or `.egg-info` on `sys.path`, its `Version:` line), or None.
+
+    Read directly: importing importlib.metadata (and the email parser it brings) cost a cold start
+    about 50 ms, for one line of one small file."""
+    import os
+    import sys
+
+    wanted = distribution.replace("-", "_").lower()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, suffix = name.rpartition(".")
+            if not dot or suffix not in ("dist-info", "egg-info") or stem.partition("-")[0].lower() != wanted:
+                continue
+            meta = os.path.join(entry or ".", name, "METADATA" if suffix == "dist-info" else "PKG-INFO")
+            try:
+                with open(meta, encoding="utf-8") as fh:
+                    for line in fh:
+                        if line.startswith("Version:"):
+                            return line.partition(":")[2].strip()
+                        if not line.strip():  # the headers end at the first blank line
+                            break
+            except OSError:
+                continue
+    return None

@@ -37,10 +37,6 @@ from litmus_rules.diagnostics import CATALOGUE, code_for, message
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.source import Source, Span
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 (pyproject: tomli on python_version < "3.11")
-    import tomli as tomllib
 
 __all__ = [
     "CONFIG_NAMES", "Config", "ConfigError", "RulesChoice", "choose_rules", "find_config", "project_config",
@@ -184,6 +180,10 @@ def read_config(file: Path, *, only_if_configured: bool = False) -> Config | Non
     except UnicodeDecodeError as exc:
         raise ConfigError(NOT_TOML, Span(Source(shown(file), ""), 0, 0), detail=f"not UTF-8 ({exc.reason})") from None
     source = Source(shown(file), text)
+    if sys.version_info >= (3, 11):  # imported here: a run without a config file never parses TOML
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 (pyproject: tomli on python_version < "3.11")
+        import tomli as tomllib
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -38,12 +38,10 @@ COMMANDS = (check, explain, preflight, import_, report, test, fmt, lint, rules, 
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from litmus_rules._resources import installed_version
 
-    try:
-        return version("litmus_rules")
-    except PackageNotFoundError:  # a source checkout on PYTHONPATH, not installed
-        return "unknown (not installed)"
+    # None: a source checkout on PYTHONPATH, not installed
+    return installed_version() or "unknown (not installed)"
 
 
 class _Version(argparse.Action):

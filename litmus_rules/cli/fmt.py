@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from litmus_rules.atomic import write_text
-from litmus_rules.authoring import fmt as formatter
-from litmus_rules.authoring.fmt import display_path
 from litmus_rules.cli._common import (EXIT_FAIL, EXIT_MISUSE, EXIT_OK, PATHS_HELP, fail, guarded, identity, rule_paths,
                                       ruleset_line)
 from litmus_rules.config import installed_package
@@ -27,6 +25,8 @@ INSTALLED = code_for("write-into-installed-package")
 def _installed(files: list[Path]) -> int | None:
     """Rule files inside an installed package are the package's: an edit there is lost on the next
     install, and the checkout's copy (the one to edit) stays as it was. Exit 2 before any write."""
+    from litmus_rules.authoring.fmt import display_path
+
     for file in files:
         where = installed_package(file)
         if where is not None:
@@ -38,6 +38,8 @@ def _installed(files: list[Path]) -> int | None:
 
 
 def cmd_fmt(args: argparse.Namespace) -> int:
+    from litmus_rules.authoring import fmt as formatter  # here: other commands start without the printer
+
     if args.paths == ["-"]:
         result = formatter.format_source(sys.stdin.read(), "<stdin>")
         if result.error is not None:

@@ -16,7 +16,6 @@ from typing import Any
 
 import attrs
 
-from litmus_rules.authoring import lint as authoring
 from litmus_rules.cli._terminal import emit, use_color, verbosity
 from litmus_rules.render.text import paint_diagnostic
 from litmus_rules.cli._common import (EXIT_FAIL, EXIT_MISUSE, EXIT_OK, PATHS_HELP, announce, config_defaults, guarded, identity,
@@ -52,6 +51,8 @@ def _named(d: Diagnostic, stdin: Path) -> Diagnostic:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from litmus_rules.authoring import lint as authoring  # here: other commands start without the lints
+
     paths = rule_paths(args, announced=False)
     ignored = _ignored(args)
     reports = [authoring.lint_path(p) for p in paths]

@@ -18,13 +18,16 @@ from typing import Any
 from litmus_rules.cli._engine import add_engine_options, check_engine_options, say
 from litmus_rules.cli._terminal import Progress, emit, use_color, verbosity
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.preflight.report import render_json, render_text
-from litmus_rules.preflight.run import run_preflight
-from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT, ScorerProcess
-from litmus_rules.preflight.scoring import check_spec, declared_scorer
+from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
+    # imported here: every other command (a `check`) starts without the pre-flight machinery
+    from litmus_rules.preflight.report import render_json, render_text
+    from litmus_rules.preflight.run import run_preflight
+    from litmus_rules.preflight.scorer_process import ScorerProcess
+    from litmus_rules.preflight.scoring import check_spec, declared_scorer
+
     if args.format == "jsonl" and args.output:
         raise LitmusConfigError("preflight: --format jsonl writes the instances to stdout; drop -o")
     if args.format != "jsonl" and not args.output:

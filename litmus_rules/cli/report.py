@@ -14,12 +14,9 @@ from typing import Any
 
 from litmus_rules.cli._common import EXIT_OK, choose_rules, write
 from litmus_rules.engine import stages
-from litmus_rules.io.verdicts import read_verdicts
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.render.json import dumps
-from litmus_rules.render.report.compute import ReportBuilder
-from litmus_rules.render.report.present import render_html, render_markdown
 from litmus_rules.render.report.provenance import generated_at
 from litmus_rules.render.report.summary import parse_by
 
@@ -37,6 +34,11 @@ def rules_metadata(path: str | None) -> tuple[list[dict[str, Any]], dict[str, An
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    # imported here: other commands start without the report's charts and templates
+    from litmus_rules.render.report.compute import ReportBuilder
+    from litmus_rules.io.verdicts import read_verdicts
+    from litmus_rules.render.report.present import render_html, render_markdown
+
     fmt = args.format or _format_of(args.output)
     meta, identity = rules_metadata(str(choose_rules(args, args.rules).path))
     builder = ReportBuilder(parse_by(args.by), meta)

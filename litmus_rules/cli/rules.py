@@ -6,7 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from litmus_rules.authoring import lint as authoring
 from litmus_rules.cli._common import (EXIT_OK, RULES_HELP, announce, choose_rules, config_defaults, guarded,
                                       is_stdin_rules, ruleset_line)
 from litmus_rules.cli._terminal import emit, use_color
@@ -14,6 +13,8 @@ from litmus_rules.render.text import render_rules_info
 
 
 def cmd_rules_info(args: argparse.Namespace) -> int:
+    from litmus_rules.authoring import lint as authoring  # here: other commands start without the lints
+
     choice = choose_rules(args, args.path)
     info = authoring.ruleset_info(choice.path)
     line = ruleset_line(choice, info["name"], info["version"], info["hash"])

@@ -12,12 +12,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from litmus_rules.authoring.ruletest import CaseResult, Coverage, TestRun, run_tests
 from litmus_rules.cli._common import EXIT_FAIL, EXIT_OK, config_defaults, fail, guarded, rule_paths
 from litmus_rules.cli._terminal import emit, paint, table, use_color, verbosity
 from litmus_rules.render.text import render_rule_trace
+
+if TYPE_CHECKING:  # the rule tests are imported when they run: other commands start without them
+    from litmus_rules.authoring.ruletest import CaseResult, Coverage, TestRun
 
 
 def _render_failure(result: CaseResult, color: bool = False) -> list[str]:
@@ -91,6 +93,8 @@ def validate(args: argparse.Namespace) -> str | None:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from litmus_rules.authoring.ruletest import run_tests
+
     rules = Path(args.rules) if args.rules else None
     run = run_tests(rule_paths(args), rules=rules, select=args.k, coverage=args.coverage, exitfirst=args.exitfirst)
     level, color = verbosity(args), use_color(args)

@@ -11,11 +11,10 @@ the episode being decided: memory stays flat whatever the batch size.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import os
 import signal
 from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 
@@ -26,6 +25,9 @@ from litmus_rules.errors import FactsError, describe_fault
 from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
+
+if TYPE_CHECKING:  # imported where a pool is made: a run in one process never needs it
+    import concurrent.futures as cf
 
 T = TypeVar("T")
 
@@ -247,6 +249,8 @@ class _Workers:
         self.pool = self._new()
 
     def _new(self) -> cf.ProcessPoolExecutor:
+        import concurrent.futures as cf
+
         return cf.ProcessPoolExecutor(self.count, initializer=_init_worker, initargs=(self.spec,))
 
     def submit(self, fn: Callable[..., T], *args: Any) -> cf.Future[T]:
@@ -286,6 +290,8 @@ def _ordered(
         for unit in units:
             yield fn(unit, *args)
         return
+    import concurrent.futures as cf
+
     pending: deque[tuple[Any, cf.Future[T]]] = deque()
     todo = iter(units)
 

@@ -7,7 +7,6 @@ classification cell in both compiled forms, with its message parts and where its
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any, Iterable, Mapping
 
@@ -121,6 +120,8 @@ def bind_params(tree: ast.RuleSet, overrides: Mapping[str, Any]) -> dict[str, An
     decls = {p.name: p for p in tree.params}
     for name in overrides:
         if name not in decls:
+            import difflib  # here: only an unknown param needs it
+
             guess = difflib.get_close_matches(name, list(decls), n=1)
             hint = f"; did you mean `{guess[0]}`?" if guess else f"; params: {', '.join(decls) or 'none'}"
             raise LitmusConfigError(f"unknown param `{name}`{hint}")

@@ -10,7 +10,7 @@ one way only:
 - find: the `*.litmus` files of a ruleset: a file is itself; under a folder every such file
   outside `tests/` folders and hidden folders (`.git`, virtualenvs);
 - read: one file's text, refused past `RULE_FILE_READ_LIMIT` before it is read whole;
-- parse: text -> AST (lang/syntax);
+- parse: text -> AST (lang/syntax), or the tree of the same text parsed before (engine/rulecache.py);
 - merge: the files of one ruleset share one namespace, and their headers must agree (L215);
 - check: every name, path and call against the environment (lang/checker.py), keeping the type
   of every node for later passes (the lints, coverage);
@@ -37,8 +37,9 @@ from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
 from litmus_rules.lang.checker import Checker
 from litmus_rules.lang.environment import Environment
-from litmus_rules.lang.syntax import MAX_RULE_FILE_BYTES
+from litmus_rules.lang.syntax._limits import MAX_RULE_FILE_BYTES
 from litmus_rules.lang.syntax import parse as _parse
+from litmus_rules.engine.rulecache import cached_parse
 
 RULE_SUFFIX = ".litmus"
 # Characters are at most 4 bytes: a file that parse() would refuse is not read whole first.
@@ -77,8 +78,9 @@ def read(file: Path, shown: str | Path) -> str:
 
 
 def parse(text: str, name: str) -> ast.RuleSet:
-    """Text -> AST; raises LitmusSyntaxError (L100)."""
-    return _parse(text, name)
+    """Text -> AST; raises LitmusSyntaxError (L100). A text parsed before, in this process or an
+    earlier run, is read back instead (engine/rulecache.py)."""
+    return cached_parse(text, name, _parse)
 
 
 def digest(sources: Sequence[tuple[str, str]]) -> str:

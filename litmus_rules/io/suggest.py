@@ -11,7 +11,6 @@ lists): typos score 0.83 or more (`chanel` 0.92, `extras` 0.91, `inputSchema` 0.
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
 from typing import Iterable
 
 __all__ = ["SUGGEST_CUTOFF", "suggest"]
@@ -22,6 +21,8 @@ SUGGEST_CUTOFF = 0.8
 def suggest(word: str, candidates: Iterable[str], cutoff: float = SUGGEST_CUTOFF) -> str | None:
     """The candidate most similar to `word` (difflib ratio, case-folded) if it reaches `cutoff`;
     the first of equals in `candidates` order; None when nothing is close."""
+    from difflib import SequenceMatcher  # here: only a misspelt key needs it
+
     folded = word.casefold()
     matcher = SequenceMatcher(b=folded, autojunk=False)
     best: tuple[float, str] | None = None

@@ -9,7 +9,6 @@ period, user input in backticks, help separate.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable, Sequence
 
 import attrs
@@ -35,6 +34,8 @@ PARAM_TYPES = {"string": t.STR, "number": t.NUM, "int": t.NUM, "bool": t.BOOL, "
 
 
 def _suggest(word: str, candidates: Iterable[str]) -> str | None:
+    import difflib  # here: only a misspelt name needs it
+
     match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return match[0] if match else None
 
