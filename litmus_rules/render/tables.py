@@ -38,46 +38,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], *, color: bool =
           width: int | None = None) -> list[str]:
     """The lines of a table drawn by rich: plain ASCII (a header and a rule of dashes) without
     colour, the header in bold and the cells of `styles` (column -> cell text -> style) coloured
-    with it. No wrapping: a pipe gets whole cells whatever their width.
-
-    Without colour, a table of printable ASCII cells is drawn here, to the character as rich draws
-    it (tests/test_cold_start13_tables.py compares the two): importing rich cost a plain `check` a
-    tenth of its start."""
-    if not color:
-        plain = _plain(rows, header, indent, width)
-        if plain is not None:
-            return plain
-    return _rich_table(rows, header, color=color, styles=styles, right=right, indent=indent, width=width)
-
-
-def _plain(rows: Sequence[Sequence[str]], header: Sequence[str], indent: int, width: int | None) -> list[str] | None:
-    """rich's plain layout: every column as wide as its widest cell, one space of padding after all
-    but the last, one space between columns; cells left-aligned (rich's `Text` cells keep their own
-    left alignment whatever the column's justify); the rule under the header covers the padding.
-    None when rich must decide: a cell that is not printable ASCII (wide or control characters, a
-    line break), an empty column, or a table wider than `width`."""
-    grid = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
-    if any(len(r) != len(header) for r in grid) or not header:
-        return None
-    if not all(c.isascii() and c.isprintable() for r in grid for c in r):
-        return None
-    widths = [max(len(r[i]) for r in grid) for i in range(len(header))]
-    if 0 in widths:
-        return None
-    padded = [w + 1 for w in widths[:-1]] + [widths[-1]]
-    if sum(padded) + len(padded) - 1 > (width or 10_000):
-        return None
-    pad = " " * indent
-
-    def line(cells: Sequence[str]) -> str:
-        return pad + " ".join(c.ljust(w) for c, w in zip(cells, padded)).rstrip()  # as rich's, then indented
-
-    return [line(grid[0]), line(["-" * w for w in padded]), *(line(r) for r in grid[1:])]
-
-
-def _rich_table(rows: Sequence[Sequence[str]], header: Sequence[str], *, color: bool,
-                styles: dict[int, dict[str, str]] | None, right: Iterable[int], indent: int,
-                width: int | None) -> list[str]:
+    with it. No wrapping: a pipe gets whole cells whatever their width."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
