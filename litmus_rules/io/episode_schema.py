@@ -107,6 +107,9 @@ def _compiled(version: str) -> Callable[[Any], Any] | None:
     prepared = _vetted(_load(version))
     if prepared is None:
         return None
+    pregenerated = _pregenerated(version, prepared)
+    if pregenerated is not None:
+        return pregenerated
     import fastjsonschema
 
     # No formats (jsonschema runs without a format checker), no defaults written into documents,
@@ -114,6 +117,23 @@ def _compiled(version: str) -> Callable[[Any], Any] | None:
     # code is a third of the size, and jsonschema writes the messages anyway.
     return fastjsonschema.compile(prepared, handlers={}, formats={}, use_default=False, use_formats=False,
                                   detailed_exceptions=False)
+
+
+def _pregenerated(version: str, prepared: dict[str, Any]) -> Callable[[Any], Any] | None:
+    """The committed module of `io/validators/` for this version (the same code `_compiled` would
+    generate, `io/validator_codegen.py`), or None when it is absent or was made from another schema."""
+    import importlib
+
+    from litmus_rules.io.validator_codegen import MODULES, schema_digest
+
+    name = MODULES.get(version)
+    if name is None:
+        return None
+    module = importlib.import_module(f"litmus_rules.io.validators.{name}")
+    if getattr(module, "SCHEMA_SHA256", None) != schema_digest(prepared):
+        return None
+    validate: Callable[[Any], Any] = module.VALIDATE
+    return validate
 
 
 # Keywords both validators implement alike on JSON values, by where their value sits.

@@ -1,0 +1,1 @@
+"""Generated validators (`io/validator_codegen.py`)."""
