@@ -18,7 +18,7 @@ from typing import Any
 from litmus_rules.cli._engine import add_engine_options, check_engine_options, say
 from litmus_rules.cli._terminal import Progress, emit, use_color, verbosity
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.preflight.scorer_process import DEFAULT_TIMEOUT
+from litmus_rules.preflight import DEFAULT_TIMEOUT
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def _count(inputs: list[str]) -> int:
     from litmus_rules.io.load import iter_unit
 
     try:
-        return sum(1 for unit in plan_units(inputs) for _ in iter_unit(unit, check=False))
+        return sum(1 for unit in plan_units(inputs, find_origins=False) for _ in iter_unit(unit, check=False))
     except Exception:  # noqa: BLE001 -- only a progress total: the pass itself reports what is wrong
         return 0
 

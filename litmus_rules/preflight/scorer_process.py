@@ -23,10 +23,9 @@ import time
 import weakref
 from typing import Any, Sequence
 
-from litmus_rules.preflight import _scorer_worker
 from litmus_rules.errors import LitmusConfigError
+from litmus_rules.preflight import DEFAULT_TIMEOUT, _scorer_worker
 
-DEFAULT_TIMEOUT = 10.0  # seconds per instance (its five scorer calls together)
 MIN_IMPORT_TIMEOUT = 60.0  # importing a harness can be slow; a hang still ends
 MAX_REPLY = 64 << 20  # bytes: a reply larger than this is a misbehaving scorer, not a label
 _HEADER = _scorer_worker.HEADER
