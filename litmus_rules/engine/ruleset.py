@@ -24,8 +24,8 @@ from litmus_rules.lang.checker import PARAM_TYPES
 from litmus_rules.lang.evaluate import DEFAULT_BUDGET, UNBOUND, Env, Found, truth
 from litmus_rules.lang.trace import RuleTrace
 from litmus_rules.domain import steps, unknowns
-from litmus_rules.domain.predicates import episode_scope
-from litmus_rules.domain.regexes import regex_budget
+from litmus_rules.domain.predicates import close_episode, open_episode
+from litmus_rules.domain.regexes import close_budget, open_budget
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 
 EXPLAIN_MODES = ("fails", "full")
@@ -154,9 +154,18 @@ class RuleSet:
                     invalid = self._invalid(problem, episode_id, source)
                     invalid.run = episode_extras(episode).get("run")  # the report groups ERRORs too
                     return invalid
-            # each regex's cumulative time limit spans one evaluation; signals read as its format says
-            with regex_budget(), episode_scope(episode):
-                return self._evaluate(episode, episode_id, batch, explain, source)
+            # each regex's cumulative time limit spans one evaluation; signals read as its format
+            # says (the scopes of regexes.regex_budget and predicates.episode_scope, opened here
+            # without their context managers: two generator frames per episode on the hot path)
+            budget = open_budget()
+            try:
+                reading = open_episode(episode)
+                try:
+                    return self._evaluate(episode, episode_id, batch, explain, source)
+                finally:
+                    close_episode(reading)
+            finally:
+                close_budget(budget)
         except LitmusError:
             raise
         except Exception as exc:  # the last boundary: one episode's fault never ends a batch

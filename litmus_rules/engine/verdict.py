@@ -80,14 +80,16 @@ def params_info(values: Mapping[str, Any], overridden: Any) -> tuple[tuple[str, 
 def episode_extras(episode: Any) -> dict[str, Any]:
     """What a verdict copies from its episode for the report: its grouping keys (`run`) and, where
     preflight ran them, whether the trivial agents' runs fired the scorer (`baselines`)."""
-    if not isinstance(episode, Mapping):
+    # (`x.__class__ is dict` first: the abc check of isinstance(x, Mapping) is slow, and this runs
+    # once per episode)
+    if episode.__class__ is not dict and not isinstance(episode, Mapping):
         return {}
     out: dict[str, Any] = {}
     run = episode.get("run")
-    if isinstance(run, Mapping) and run:
+    if (run.__class__ is dict or isinstance(run, Mapping)) and run:
         out["run"] = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
     controls = episode.get("controls")
-    if isinstance(controls, Mapping):
+    if controls.__class__ is dict or isinstance(controls, Mapping):
         baselines = {}
         for name in ("trivial_empty", "trivial_dump"):
             control = controls.get(name)
@@ -107,7 +109,7 @@ def _harness_verdict(episode: Mapping[str, Any]) -> dict[str, Any] | None:
     report's naive rate: `fired` as recorded, else whether the label is a positive one; None when
     the label is invalid or the positive labels are not known."""
     run = episode.get("episode")
-    if not isinstance(run, Mapping) or ("label" not in run and "fired" not in run):
+    if run is None or not isinstance(run, Mapping) or ("label" not in run and "fired" not in run):
         return None
     label, fired = run.get("label"), run.get("fired")
     detector = episode.get("detector") if isinstance(episode.get("detector"), Mapping) else {}
