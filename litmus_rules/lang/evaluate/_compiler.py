@@ -96,7 +96,10 @@ class Compiler(LoopCompiler):
 
             def list_(env: Env) -> Any:
                 out = [f(env) for f in items]
-                return UNKNOWN if any(v is UNKNOWN for v in out) else out
+                for v in out:  # (a loop, not any(generator): no generator frame per list)
+                    if v is UNKNOWN:
+                        return UNKNOWN
+                return out
 
             return list_
         if isinstance(e, (ast.Name, ast.Field)):
@@ -297,6 +300,10 @@ class Compiler(LoopCompiler):
             v, i = obj(env), index(env)
             if v is UNKNOWN or i is UNKNOWN or v is None:
                 return UNKNOWN
+            if v.__class__ is dict and i.__class__ is str:  # the common case, without the isinstance chain
+                return v.get(i, UNKNOWN)
+            if v.__class__ is list and i.__class__ is int:
+                return v[i] if -len(v) <= i < len(v) else UNKNOWN
             if isinstance(v, (list, str)):
                 if not isinstance(i, int) or isinstance(i, bool):
                     raise EvalFailure(f"an index into a {type_name(v)} must be a whole number, got {type_name(i)}", e)
@@ -346,12 +353,20 @@ class Compiler(LoopCompiler):
         if op == "==" or op == "!=":
             want = op == "=="
 
+            if not lsf:
+
+                def eq_(env: Env) -> Any:
+                    a, b = left(env), right(env)
+                    if a is UNKNOWN or b is UNKNOWN:
+                        return UNKNOWN
+                    # `_strict_eq`, inlined: true is not 1, and 1 equals 1.0
+                    return (bool(a == b) and (a.__class__ is bool) == (b.__class__ is bool)) is want
+
+                return eq_
+
             def eq(env: Env) -> Any:
-                if lsf:
-                    a = env.slots[ls]
-                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
-                else:
-                    a = left(env)
+                a = env.slots[ls]
+                a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
                 b = right(env)
                 if a is UNKNOWN or b is UNKNOWN:
                     return UNKNOWN
@@ -417,8 +432,10 @@ class Compiler(LoopCompiler):
 
         def call(env: Env) -> Any:
             values = [a(env) for a in args]
-            if not sees_unknown and any(v is UNKNOWN for v in values):
-                return UNKNOWN
+            if not sees_unknown:
+                for v in values:  # (a loop, not any(generator): no generator frame per call)
+                    if v is UNKNOWN:
+                        return UNKNOWN
             env.charge(cost(values) if cost is not None else 1)
             try:
                 return impl(*values)
