@@ -86,14 +86,14 @@ def episode_extras(episode: Any) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     run = episode.get("run")
-    if (run.__class__ is dict or isinstance(run, Mapping)) and run:
+    if run is not None and (run.__class__ is dict or isinstance(run, Mapping)) and run:
         out["run"] = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
     controls = episode.get("controls")
-    if controls.__class__ is dict or isinstance(controls, Mapping):
+    if controls is not None and (controls.__class__ is dict or isinstance(controls, Mapping)):
         baselines = {}
         for name in ("trivial_empty", "trivial_dump"):
             control = controls.get(name)
-            if isinstance(control, Mapping) and "fired" in control:
+            if control is not None and isinstance(control, Mapping) and "fired" in control:
                 fired = control.get("fired")
                 baselines[name] = fired if isinstance(fired, bool) else None
         if baselines:
