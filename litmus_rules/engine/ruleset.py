@@ -197,7 +197,7 @@ class RuleSet:
         fast = Env(facts, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
         reasons: list[Reason] = []
         passed: list[RuleTrace] = []
-        for fn, passing, compiled in self._hot_rules:
+        for fn, passing, compiled in self._hot_rules:  # (kept lean: this loop runs for every episode)
             failure = None
             try:
                 value = fn(fast)
@@ -241,7 +241,7 @@ class RuleSet:
             passed=tuple(passed),
             ruleset=self.info,
             source=source,
-            left_out=self._left_out_lines(fast),
+            left_out=self._left_out_lines(fast) if self._left_out is not None else (),
             observed_classification=observed,
             explain=explain,  # which classification traces the JSON shows whole
             **episode_extras(episode),
