@@ -126,15 +126,16 @@ class RuleTrace:
     def __repr__(self) -> str:
         return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
 
-    def to_json(self, compact: bool = False) -> dict[str, Any]:
+    def to_json(self, compact: bool = False, values: JSONValues | None = None) -> dict[str, Any]:
         """The trace as JSON, in one pass over the condition. `compact`: the condition's own
         evaluated nodes only, each with its value, fact path and witness binding; a let shows its
-        name and value but not its definition, and what was not evaluated is left out."""
+        name and value but not its definition, and what was not evaluated is left out. `values`:
+        the copies of values to share with the other traces of one verdict (`Verdict.to_json`)."""
         if self._json is not None:
             return copy.deepcopy(self._json[1 if compact else 0])
         condition = None
         if self._condition is not None:
-            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact)
+            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
             condition = builder.build(self._condition)
         d: dict[str, Any] = {
             "rule": self.rule,
@@ -263,11 +264,14 @@ class JSONTraceBuilder(TraceBuilder):
     """AST + recorded values -> the trace's JSON objects directly (what `TraceNode.to_json` of the
     TraceBuilder's tree gives, without building that tree first); `compact` as `RuleTrace.to_json`."""
 
-    def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], *, compact: bool = False):
+    def __init__(
+        self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], *, compact: bool = False,
+        values: JSONValues | None = None,
+    ):
         super().__init__(rec, lets)
         self.compact = compact
         self.expand_lets = not compact
-        self.values = JSONValues()
+        self.values = values if values is not None else JSONValues()
 
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
@@ -329,8 +333,10 @@ def _node_json(
 class JSONValues:
     """Bounded JSON copies of runtime values, as `values.to_json` makes them (the same limits),
     with two differences for the writer: a non-finite float becomes its name ("NaN", "Infinity",
-    "-Infinity", as render/json writes it), and a list or object is copied once per trace however
-    many nodes show it (a let's value, say, at each mention)."""
+    "-Infinity", as render/json writes it), and a list or object is copied once however many nodes
+    show it (a let's value, say, at each mention, in each trace of one verdict). An instance must not
+    outlive the values it copied: the memo is keyed by their `id()` (the traces' recorded values hold
+    them while a verdict's JSON is built)."""
 
     __slots__ = ("_memo",)
 
