@@ -48,11 +48,23 @@ def reads_predicates(document: Any) -> bool:
 @contextlib.contextmanager
 def episode_scope(document: Any) -> Iterator[None]:
     """Within it, signals are read as `document`'s format says (one evaluation of one episode)."""
-    token = _READING.set(reads_predicates(document))
+    token = open_episode(document)
     try:
         yield
     finally:
         _READING.reset(token)
+
+
+def open_episode(document: Any) -> contextvars.Token[bool]:
+    """`episode_scope` without the context manager, for the per-episode hot path (RuleSet.evaluate):
+    the scope lasts until `close_episode(token)`, which the caller must reach (try/finally)."""
+    if document.__class__ is dict:  # (the abc check of `reads_predicates` is slow)
+        return _READING.set(document.get("litmus") == VERSION_1_1)
+    return _READING.set(reads_predicates(document))
+
+
+def close_episode(token: contextvars.Token[bool]) -> None:
+    _READING.reset(token)
 
 
 def reading_predicates() -> bool:

@@ -211,11 +211,21 @@ _scope: contextvars.ContextVar[_Ledger | None] = contextvars.ContextVar("regex_s
 def regex_budget(seconds: float | None = None) -> Iterator[None]:
     """A scope (one evaluation) in which each regex (pattern, flags) may spend at most `seconds`
     (default REGEX_BUDGET) searching, in all; past it, a search raises RegexUnknown."""
-    token = _scope.set(_Ledger(seconds))
+    token = open_budget(seconds)
     try:
         yield
     finally:
         _scope.reset(token)
+
+
+def open_budget(seconds: float | None = None) -> contextvars.Token[_Ledger | None]:
+    """`regex_budget` without the context manager, for the per-episode hot path (RuleSet.evaluate):
+    the scope lasts until `close_budget(token)`, which the caller must reach (try/finally)."""
+    return _scope.set(_Ledger(seconds))
+
+
+def close_budget(token: contextvars.Token[_Ledger | None]) -> None:
+    _scope.reset(token)
 
 
 @contextlib.contextmanager

@@ -185,6 +185,8 @@ def _iter_evaluated(
     ruleset = ruleset if ruleset is not None else _WORKER["rules"]
     assert spec is not None and ruleset is not None
     batch = {"canary_owners": shared}
+    # the verdict becomes JSON (and text, when wanted) here and is dropped: record only what they show
+    json_traces = None if spec.want_text else spec.with_traces
     docs = iter_unit(unit)
     last: LoadedEpisode | None = None
     while True:
@@ -207,7 +209,8 @@ def _iter_evaluated(
         assert loaded.data is not None
         ident = loaded.data["id"]
         try:
-            verdict = ruleset.evaluate(loaded.data, batch=batch, explain=spec.explain, validate=False, source=location)
+            verdict = ruleset.evaluate(loaded.data, batch=batch, explain=spec.explain, validate=False, source=location,
+                                       json_traces=json_traces)
             verdict.checked = checked
         except Exception as exc:  # noqa: BLE001 -- the boundary: whatever the engine does
             yield (_fault(ruleset, spec, ident, location, _exception(exc, "evaluating"), INTERNAL_FAULT, checked), ident)

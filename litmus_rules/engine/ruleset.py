@@ -24,8 +24,8 @@ from litmus_rules.lang.checker import PARAM_TYPES
 from litmus_rules.lang.evaluate import DEFAULT_BUDGET, UNBOUND, Env, Found, truth
 from litmus_rules.lang.trace import RuleTrace
 from litmus_rules.domain import steps, unknowns
-from litmus_rules.domain.predicates import episode_scope
-from litmus_rules.domain.regexes import regex_budget
+from litmus_rules.domain.predicates import close_episode, open_episode
+from litmus_rules.domain.regexes import close_budget, open_budget
 from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
 
 EXPLAIN_MODES = ("fails", "full")
@@ -130,8 +130,13 @@ class RuleSet:
         explain: str = "fails",
         validate: bool = True,
         source: str | None = None,
+        json_traces: bool | None = None,
     ) -> Verdict:
         """Decide one episode. Never raises for bad input: that is an ERROR verdict.
+
+        `json_traces`: for a caller that only writes the verdict as `to_json(with_traces=json_traces)`
+        and drops it, the classification traces that JSON leaves out are not recorded (with explain
+        "fails" it shows no cell that did not match; without traces, none). None: all of them.
 
         With `validate=False` the caller vouches for the episode's shape, so an episode that is not
         a mapping at all raises `FactsError` (L304) instead. Any fault inside the evaluation of one
@@ -154,9 +159,18 @@ class RuleSet:
                     invalid = self._invalid(problem, episode_id, source)
                     invalid.run = episode_extras(episode).get("run")  # the report groups ERRORs too
                     return invalid
-            # each regex's cumulative time limit spans one evaluation; signals read as its format says
-            with regex_budget(), episode_scope(episode):
-                return self._evaluate(episode, episode_id, batch, explain, source)
+            # each regex's cumulative time limit spans one evaluation; signals read as its format
+            # says (the scopes of regexes.regex_budget and predicates.episode_scope, opened here
+            # without their context managers: two generator frames per episode on the hot path)
+            budget = open_budget()
+            try:
+                reading = open_episode(episode)
+                try:
+                    return self._evaluate(episode, episode_id, batch, explain, source, json_traces)
+                finally:
+                    close_episode(reading)
+            finally:
+                close_budget(budget)
         except LitmusError:
             raise
         except Exception as exc:  # the last boundary: one episode's fault never ends a batch
@@ -175,6 +189,7 @@ class RuleSet:
         batch: Mapping[str, Any] | None,
         explain: str,
         source: str | None,
+        json_traces: bool | None = None,
     ) -> Verdict:
         batch = batch if batch is not None else {}  # a batch of one: no canary is shared
         # facts the producer declared unknown are absent to the rules (domain/unknowns.py)
@@ -182,7 +197,7 @@ class RuleSet:
         fast = Env(facts, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
         reasons: list[Reason] = []
         passed: list[RuleTrace] = []
-        for fn, passing, compiled in self._hot_rules:
+        for fn, passing, compiled in self._hot_rules:  # (kept lean: this loop runs for every episode)
             failure = None
             try:
                 value = fn(fast)
@@ -205,8 +220,10 @@ class RuleSet:
         classifications: dict[str, str | None] = {}
         class_traces: list[RuleTrace] = []
         if not reasons:
+            # which cells' traces to record: all, the ones the JSON shows, or none
+            shown = 2 if json_traces is None or explain == "full" else (1 if json_traces else 0)
             for classifier, cells, otherwise in self._classifiers:
-                label, traces = self._classify(classifier, cells, otherwise, fast)
+                label, traces = self._classify(classifier, cells, otherwise, fast, shown)
                 classifications[classifier.name] = label
                 class_traces.extend(traces)
             if self._classifiers:
@@ -224,7 +241,7 @@ class RuleSet:
             passed=tuple(passed),
             ruleset=self.info,
             source=source,
-            left_out=self._left_out_lines(fast),
+            left_out=self._left_out_lines(fast) if self._left_out is not None else (),
             observed_classification=observed,
             explain=explain,  # which classification traces the JSON shows whole
             **episode_extras(episode),
@@ -354,8 +371,12 @@ class RuleSet:
         return "".join(out)
 
     def _classify(
-        self, classifier: ast.Classify, cells: list[Compiled], otherwise: ast.Cell, fast: Env
+        self, classifier: ast.Classify, cells: list[Compiled], otherwise: ast.Cell, fast: Env, shown: int = 2
     ) -> tuple[str | None, list[RuleTrace]]:
+        """The label of the first cell that matches, and the traces of the cells tried: all of them
+        (`shown` 2), all but the ones that did not match (1), none (0)."""
+        if shown == 0:
+            return _label(classifier, cells, otherwise, fast), []
         traces: list[RuleTrace] = []
         for compiled in cells:
             cell = compiled.node
@@ -365,7 +386,8 @@ class RuleSet:
             except Exception:  # an evaluation failure or fault: fail closed, no label
                 value = UNKNOWN
             if value is False:
-                traces.append(self._trace(compiled, fast, "not matched")[0])
+                if shown == 2:
+                    traces.append(self._trace(compiled, fast, "not matched")[0])
                 continue
             if value is True:
                 traces.append(self._trace(compiled, fast, "matched")[0])

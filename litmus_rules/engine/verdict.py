@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from litmus_rules.lang.trace import RuleTrace, finite_name
+from litmus_rules.lang.trace import JSONValues, RuleTrace, finite_name
 
 SCORED = "SCORED"
 REJECTED = "REJECTED"
@@ -80,18 +80,20 @@ def params_info(values: Mapping[str, Any], overridden: Any) -> tuple[tuple[str, 
 def episode_extras(episode: Any) -> dict[str, Any]:
     """What a verdict copies from its episode for the report: its grouping keys (`run`) and, where
     preflight ran them, whether the trivial agents' runs fired the scorer (`baselines`)."""
-    if not isinstance(episode, Mapping):
+    # (`x.__class__ is dict` first: the abc check of isinstance(x, Mapping) is slow, and this runs
+    # once per episode)
+    if episode.__class__ is not dict and not isinstance(episode, Mapping):
         return {}
     out: dict[str, Any] = {}
     run = episode.get("run")
-    if isinstance(run, Mapping) and run:
+    if run is not None and (run.__class__ is dict or isinstance(run, Mapping)) and run:
         out["run"] = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
     controls = episode.get("controls")
-    if isinstance(controls, Mapping):
+    if controls is not None and (controls.__class__ is dict or isinstance(controls, Mapping)):
         baselines = {}
         for name in ("trivial_empty", "trivial_dump"):
             control = controls.get(name)
-            if isinstance(control, Mapping) and "fired" in control:
+            if control is not None and isinstance(control, Mapping) and "fired" in control:
                 fired = control.get("fired")
                 baselines[name] = fired if isinstance(fired, bool) else None
         if baselines:
@@ -107,7 +109,7 @@ def _harness_verdict(episode: Mapping[str, Any]) -> dict[str, Any] | None:
     report's naive rate: `fired` as recorded, else whether the label is a positive one; None when
     the label is invalid or the positive labels are not known."""
     run = episode.get("episode")
-    if not isinstance(run, Mapping) or ("label" not in run and "fired" not in run):
+    if run is None or not isinstance(run, Mapping) or ("label" not in run and "fired" not in run):
         return None
     label, fired = run.get("label"), run.get("fired")
     detector = episode.get("detector") if isinstance(episode.get("detector"), Mapping) else {}
@@ -137,7 +139,7 @@ class Reason:
     # decision step), each as `context.messages[2] (step 4): after decision_step 3`.
     left_out: tuple[str, ...] = ()
 
-    def to_json(self, with_trace: bool = True) -> dict[str, Any]:
+    def to_json(self, with_trace: bool = True, values: JSONValues | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
         if self.code is not None:
             d["code"] = self.code
@@ -148,7 +150,7 @@ class Reason:
         if self.left_out:
             d["left_out"] = list(self.left_out)
         if with_trace:  # a reject's trace is what an auditor reads: always the whole tree
-            d["trace"] = self.trace.to_json() if self.trace is not None else None
+            d["trace"] = self.trace.to_json(values=values) if self.trace is not None else None
         return d
 
 
@@ -186,11 +188,12 @@ class Verdict:
     def to_json(self, with_traces: bool = True) -> VerdictJSON:
         """The verdict JSON of DESIGN's contract, built in one pass (every trace straight from its
         recorded values) and free of non-finite floats (see `VerdictJSON`)."""
+        values = JSONValues()  # a value several traces show (a let's, say) is copied once for all
         d = VerdictJSON(
             id=self.id,
             verdict=self.verdict,
             classification=self.classification,
-            reasons=[r.to_json(with_traces) for r in self.reasons],
+            reasons=[r.to_json(with_traces, values) for r in self.reasons],
             source=self.source,
         )
         if self.checked is not None:
@@ -200,9 +203,9 @@ class Verdict:
         if self.left_out:
             d["left_out"] = list(self.left_out)
         if with_traces and self.classification_traces:
-            d["classification_trace"] = self.classification_json()
+            d["classification_trace"] = self.classification_json(values)
         if with_traces and self.passed:
-            d["passed"] = [t.to_json() for t in self.passed]
+            d["passed"] = [t.to_json(values=values) for t in self.passed]
         if self.verdict == REJECTED and self.observed_classification is not None:
             d["observed_classification"] = self.observed_classification
         if self.run is not None:
@@ -217,11 +220,11 @@ class Verdict:
         d["litmus_rules_version"] = TOOL_VERSION
         return d
 
-    def classification_json(self) -> list[dict[str, Any]]:
+    def classification_json(self, values: JSONValues | None = None) -> list[dict[str, Any]]:
         """`classification_trace`: with explain "full", every cell tried, whole. Otherwise each
         classifier's deciding cell only: the one that matched, compact (its own nodes' values and
         its witness binding), or the one left undecided, whole (what an unknown there rests on)."""
         if self.explain == "full":
-            return [t.to_json() for t in self.classification_traces]
-        return [t.to_json(compact=t.outcome == "matched")
+            return [t.to_json(values=values) for t in self.classification_traces]
+        return [t.to_json(compact=t.outcome == "matched", values=values)
                 for t in self.classification_traces if t.outcome != "not matched"]

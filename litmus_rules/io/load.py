@@ -63,8 +63,10 @@ def prepare_episode(
     return _prepare(data, source, line, _text_locator(text, doc_index) if text is not None else None)
 
 
-def _prepare(data: Any, source: str, line: int | None, locate: Locate | None) -> tuple[Any, FactsError | None]:
-    err = _check(data, source, line, locate)
+def _prepare(
+    data: Any, source: str, line: int | None, locate: Locate | None, decoded: _Span | None = None
+) -> tuple[Any, FactsError | None]:
+    err = _check(data, source, line, locate, decoded)
     if err is not None:
         return None, err
     try:
@@ -74,14 +76,20 @@ def _prepare(data: Any, source: str, line: int | None, locate: Locate | None) ->
         return None, FactsError(exc.message, source=source, line=at, pointer=wire.pointer(exc.path), code=INVALID)
 
 
-def _check(data: Any, source: str, line: int | None, locate: Locate | None) -> FactsError | None:
+# (text, start, end): the JSON text a document was decoded from, by jiter or the stdlib decoder
+_Span = tuple[str, int, int]
+
+
+def _check(
+    data: Any, source: str, line: int | None, locate: Locate | None, decoded: _Span | None = None
+) -> FactsError | None:
     def error(message: str, path: DocPath, code: str) -> FactsError:
         at = (locate(path) if locate else None) or line
         return FactsError(message, source=source, line=at, pointer=pointer(path), code=code)
 
     if not isinstance(data, dict):
         return error(diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), (), NOT_AN_OBJECT)
-    too_big, json_typed = _size_problem(data)
+    too_big, json_typed = _size_problem(data) if decoded is None else _decoded_size_problem(data, *decoded)
     if too_big is not None:
         return error(*too_big, LIMIT)
     found = schema_problem(data, json_typed=json_typed)
@@ -122,6 +130,30 @@ def _size_problem(data: Any) -> tuple[tuple[str, DocPath] | None, bool]:
                         push(child)
         level, depth = below, depth + 1
     return None, typed
+
+
+def _decoded_size_problem(data: Any, text: str, start: int, end: int) -> tuple[tuple[str, DocPath] | None, bool]:
+    """`_size_problem` of a document the JSON decoder made from `text[start:end]`, mostly from the
+    text: the decoder makes JSON's own types only, every value takes at least one character of the
+    text (so a text of at most MAX_VALUES characters holds no more values), and a chain of nested
+    containers opens with as many brackets (so a text with at most MAX_DEPTH of them, counting those
+    inside strings too, nests no deeper). Past either bound, the exact walk decides."""
+    if end - start > MAX_VALUES:
+        return _size_problem(data)
+    if text.count("{", start, end) + text.count("[", start, end) <= MAX_DEPTH:
+        return None, True
+    level, depth = [data], 1  # the nesting only: a walk over the containers
+    while level:
+        if depth > MAX_DEPTH:
+            return (f"document nests deeper than {MAX_DEPTH} levels", _path_at_depth(data, depth)), True
+        below: list[Any] = []
+        push = below.append
+        for value in level:
+            for child in value.values() if value.__class__ is dict else value:
+                if child.__class__ is dict or child.__class__ is list:
+                    push(child)
+        level, depth = below, depth + 1
+    return None, True
 
 
 def _path_at_depth(data: Any, depth: int) -> DocPath:
@@ -219,13 +251,14 @@ for _tag in ("binary", "set", "omap", "pairs"):
 
 
 def _episode(
-    data: Any, source: str, index: int, line: int | None, locate: Locate | None, check: bool = True
+    data: Any, source: str, index: int, line: int | None, locate: Locate | None, check: bool = True,
+    decoded: _Span | None = None,
 ) -> LoadedEpisode:
     if not check:  # a quick read (canaries of a first pass): parsed, not validated
         if isinstance(data, dict):
             return LoadedEpisode(source, index, line, data=data)
         return _failed(source, index, diagnostics.message(NOT_AN_OBJECT, kind=kind_of(data)), NOT_AN_OBJECT, line)
-    prepared, err = _prepare(data, source, line, locate)
+    prepared, err = _prepare(data, source, line, locate, decoded)
     if err is None:
         return LoadedEpisode(source, index, line, data=prepared)
     raw_id = data.get("id") if isinstance(data, dict) else None
@@ -320,7 +353,8 @@ def _json_docs(source: str, text: str, check: bool = True) -> Iterator[LoadedEpi
         data, end = _decode(text, at)
         if end - at > MAX_DOCUMENT_SIZE:
             return _too_large(source, index, line_at(at)), end
-        return _episode(data, source, index, line_at(at), lambda path: _json_line(text, at, path), check), end
+        return _episode(data, source, index, line_at(at), lambda path: _json_line(text, at, path), check,
+                        (text, at, end)), end
 
     index, pos = 0, _ws(text, 1 if text.startswith("\ufeff") else 0)
     array = text.startswith("[", pos)
@@ -372,7 +406,7 @@ def _jsonl_docs(
         except _BadInput as e:
             yield _failed(source, index, e.message, e.code, lineno)
         else:
-            yield _episode(data, source, index, lineno, None, check)
+            yield _episode(data, source, index, lineno, None, check, (text, 0, len(text)))
         index += 1
 
 

@@ -129,15 +129,16 @@ class RuleTrace:
     def __repr__(self) -> str:
         return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
 
-    def to_json(self, compact: bool = False) -> dict[str, Any]:
+    def to_json(self, compact: bool = False, values: JSONValues | None = None) -> dict[str, Any]:
         """The trace as JSON, in one pass over the condition. `compact`: the condition's own
         evaluated nodes only, each with its value, fact path and witness binding; a let shows its
-        name and value but not its definition, and what was not evaluated is left out."""
+        name and value but not its definition, and what was not evaluated is left out. `values`:
+        the copies of values to share with the other traces of one verdict (`Verdict.to_json`)."""
         if self._json is not None:
             return copy.deepcopy(self._json[1 if compact else 0])
         condition = None
         if self._condition is not None:
-            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact)
+            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
             condition = builder.build(self._condition)
         d: dict[str, Any] = {
             "rule": self.rule,
@@ -194,21 +195,25 @@ class TraceBuilder:
     def _node(self, e: ast.Expr, paths: dict[str, str]) -> Any:
         key = id(e)
         rec = self.rec
-        evaluated = key in rec
-        value = rec.get(key, UNKNOWN)
-        error = rec.get(("error", key))
+        static = _STATIC.get(key)  # (inlined `_static`: this runs for every node of every trace)
+        if static is None or static[0] is not e:
+            static = _static(e)
+        value = rec.get(key, _ABSENT)
+        evaluated = value is not _ABSENT
+        if not evaluated:
+            value = UNKNOWN
+        error = rec.get(static[7])  # ("error", key), made once per AST node
         children: list[Any] = []
         binding: dict[str, str] | None = None
         reads = missing = let = where = None
         let_definition: Any = None
 
-        static = _static(e)
         shape = static[4]
         if shape is _PATH:  # a name, or fields of a name: a fact path
-            reads = self._concrete(e, paths)
-            gap = rec.get(("missing", key))
-            name = static[5][0]
-            root = paths.get(name)
+            name, suffix = static[5]
+            root = paths.get(name, name)
+            reads = None if " " in root else root + suffix  # (`_concrete`, inlined)
+            gap = rec.get(static[8])  # ("missing", key)
             if isinstance(root, _Computed):
                 where = root.definition
             if name in self.lets and name not in paths:
@@ -223,7 +228,8 @@ class TraceBuilder:
             elif isinstance(e, ast.Name) and evaluated and value is UNKNOWN and e.name not in self.lets and where is None:
                 missing = paths.get(e.name, e.name)
         elif shape is _GENERIC:
-            children = [self._node(c, paths) for c in static[6]]
+            node = self._node
+            children = [node(c, paths) for c in static[6]]
         elif shape is _QUANTIFIER:
             assert isinstance(e, ast.Quantifier)
             binding = {}
@@ -283,21 +289,48 @@ class JSONTraceBuilder(TraceBuilder):
     """AST + recorded values -> the trace's JSON objects directly (what `TraceNode.to_json` of the
     TraceBuilder's tree gives, without building that tree first); `compact` as `RuleTrace.to_json`."""
 
-    def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], *, compact: bool = False):
+    def __init__(
+        self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], *, compact: bool = False,
+        values: JSONValues | None = None,
+    ):
         super().__init__(rec, lets)
         self.compact = compact
         self.expand_lets = not compact
-        self.values = JSONValues()
+        self.values = values if values is not None else JSONValues()
 
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
         reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
         children: list[Any], let_definition: Any, where: str | None = None,
     ) -> Any:
-        if self.compact:
-            children = [c for c in children if c["evaluated"]]
-        return _node_json(static[1], static[2], static[3], evaluated, value, error, reads, missing,
-                          binding, let, children, self.values, where)
+        # `_node_json`, inlined (one call less for every node of every trace), same keys, same order
+        d: dict[str, Any] = {"kind": static[1], "expr": static[2], "location": static[3], "evaluated": evaluated}
+        if evaluated:
+            cls = value.__class__
+            if cls is bool or value is None or cls is int or (cls is str and len(value) <= TRACE_STRING):
+                d["value"] = value
+            else:
+                d["value"] = self.values.copy(value)
+        if error:
+            d["error"] = error
+        if reads:
+            d["reads"] = reads
+        if missing:
+            d["missing"] = missing
+        if let:
+            d["let"] = let
+        if where:
+            d["where"] = where
+        if binding:
+            d["binding"] = dict(binding)
+        if children:
+            if self.compact:
+                children = [c for c in children if c["evaluated"]]
+                if children:
+                    d["children"] = children
+            else:
+                d["children"] = children
+        return d
 
 
 def _node_json(
@@ -329,8 +362,10 @@ def _node_json(
 class JSONValues:
     """Bounded JSON copies of runtime values, as `values.to_json` makes them (the same limits),
     with two differences for the writer: a non-finite float becomes its name ("NaN", "Infinity",
-    "-Infinity", as render/json writes it), and a list or object is copied once per trace however
-    many nodes show it (a let's value, say, at each mention)."""
+    "-Infinity", as render/json writes it), and a list or object is copied once however many nodes
+    show it (a let's value, say, at each mention, in each trace of one verdict). An instance must not
+    outlive the values it copied: the memo is keyed by their `id()` (the traces' recorded values hold
+    them while a verdict's JSON is built)."""
 
     __slots__ = ("_memo",)
 
@@ -387,12 +422,14 @@ def _cut(text: str) -> str:
 
 
 # What a trace shows of an AST node whatever was recorded, by id(node): (node, kind, text,
-# `file:line:col`, its shape for the builder, (root name, path suffix) or None, its children). The
+# `file:line:col`, its shape for the builder, (root name, path suffix) or None, its children, and
+# its keys in the recorded values for an error and for a missing fact). The
 # entry holds the node itself, so the id cannot name another node while it is cached; bounded by
 # clearing.
 _STATIC: dict[int, tuple[Any, ...]] = {}
 _STATIC_LIMIT = 100_000
 _PATH, _QUANTIFIER, _COMPREHENSION, _GENERIC = "path", "quantifier", "comprehension", "generic"
+_ABSENT: Any = object()  # not recorded: the node was not evaluated
 
 
 def _static(e: ast.Expr) -> tuple[Any, ...]:
@@ -408,7 +445,9 @@ def _static(e: ast.Expr) -> tuple[Any, ...]:
             shape = _COMPREHENSION
         else:
             shape = _GENERIC
-        static = (e, type(e).__name__.lower(), e.span.text, e.span.location(), shape, _chain(e), ast.children(e))
+        key = id(e)
+        static = (e, type(e).__name__.lower(), e.span.text, e.span.location(), shape, _chain(e), ast.children(e),
+                  ("error", key), ("missing", key))
         _STATIC[id(e)] = static
     return static
 

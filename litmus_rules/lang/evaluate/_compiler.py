@@ -41,6 +41,9 @@ class Compiler(LoopCompiler):
         # A recording compiler searches quantifier loops with fast closures and records only the
         # element that decided: a trace shows the witness, and costs one body evaluation per loop.
         self.twin: Compiler | None = None
+        # recording closures that store their own node's value (fact paths): `compile` does not
+        # wrap them in `record` again (one call less for every path a trace shows)
+        self._recorders: set[Fn] = set()
         if recording:
             self.twin = Compiler(environment, params, let_index, False, self._slot_counter)
             self.twin.let_fns = self.let_fns
@@ -57,6 +60,8 @@ class Compiler(LoopCompiler):
     def compile(self, node: ast.Expr, scope: dict[str, int]) -> Fn:
         fn = self._compile(node, scope)
         if not self.recording or isinstance(node, ast.Literal):  # a literal's value is in the source
+            return fn
+        if fn in self._recorders:
             return fn
         key = id(node)
         if isinstance(node, ast.Name) and scope.get(node.name, -1) in self.local_values:
@@ -91,7 +96,10 @@ class Compiler(LoopCompiler):
 
             def list_(env: Env) -> Any:
                 out = [f(env) for f in items]
-                return UNKNOWN if any(v is UNKNOWN for v in out) else out
+                for v in out:  # (a loop, not any(generator): no generator frame per list)
+                    if v is UNKNOWN:
+                        return UNKNOWN
+                return out
 
             return list_
         if isinstance(e, (ast.Name, ast.Field)):
@@ -183,14 +191,16 @@ class Compiler(LoopCompiler):
         if not isinstance(node, ast.Name):
             return None
         root = self._root(node.name, scope)
+        local = node.name in scope and scope[node.name] in self.local_values
         if not keys:
+            if self.recording and not local:  # (a `where` name is recorded by `compile`'s record_local)
+                return self._recording_root(e, root)
             return root
         keys.reverse()
         if self.recording:
             # a path through a `where` name names no fact (the trace knows no path for the name):
             # its value's own node names what is missing
-            named = not (node.name in scope and scope[node.name] in self.local_values)
-            return self._recording_path(e, root, keys, named)
+            return self._recording_path(e, root, keys, not local)
         if self._is_fact(node.name, scope):
             return self._fact_path(node.name, keys, e)
         if node.name in scope and len(keys) == 1 and scope[node.name] not in self.local_values:
@@ -245,19 +255,43 @@ class Compiler(LoopCompiler):
         return fact_path
 
     def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str], named: bool = True) -> Fn:
+        """A path's getter that records its value (and its failure) as `compile`'s `record` would."""
         # the trace names the path as missing when this is set (a key no node has, when not `named`)
         missing: tuple[str, int] = ("missing", id(e)) if named else ("missing", -1)
+        key, error = id(e), ("error", id(e))
 
         def get(env: Env) -> Any:
-            v = root(env)
-            for k in keys:
-                v = v.get(k, UNKNOWN) if v.__class__ is dict else _field_of(v, k, e)
-                if v is UNKNOWN:
-                    env.rec[missing] = True  # type: ignore[index]
-                    break
+            try:
+                v = root(env)
+                for k in keys:
+                    v = v.get(k, UNKNOWN) if v.__class__ is dict else _field_of(v, k, e)
+                    if v is UNKNOWN:
+                        env.rec[missing] = True  # type: ignore[index]
+                        break
+            except EvalFailure as exc:
+                env.rec.setdefault(error, exc.message)  # type: ignore[union-attr]
+                raise
+            env.rec[key] = v  # type: ignore[index]
             return v
 
+        self._recorders.add(get)
         return get
+
+    def _recording_root(self, e: ast.Expr, root: Fn) -> Fn:
+        """A name's getter that records its value (and its failure) as `compile`'s `record` would."""
+        key, error = id(e), ("error", id(e))
+
+        def get_root(env: Env) -> Any:
+            try:
+                v = root(env)
+            except EvalFailure as exc:
+                env.rec.setdefault(error, exc.message)  # type: ignore[union-attr]
+                raise
+            env.rec[key] = v  # type: ignore[index]
+            return v
+
+        self._recorders.add(get_root)
+        return get_root
 
     def _index(self, e: ast.Index, scope: dict[str, int]) -> Fn:
         obj, index = self.compile(e.obj, scope), self.compile(e.index, scope)
@@ -266,6 +300,10 @@ class Compiler(LoopCompiler):
             v, i = obj(env), index(env)
             if v is UNKNOWN or i is UNKNOWN or v is None:
                 return UNKNOWN
+            if v.__class__ is dict and i.__class__ is str:  # the common case, without the isinstance chain
+                return v.get(i, UNKNOWN)
+            if v.__class__ is list and i.__class__ is int:
+                return v[i] if -len(v) <= i < len(v) else UNKNOWN
             if isinstance(v, (list, str)):
                 if not isinstance(i, int) or isinstance(i, bool):
                     raise EvalFailure(f"an index into a {type_name(v)} must be a whole number, got {type_name(i)}", e)
@@ -315,12 +353,20 @@ class Compiler(LoopCompiler):
         if op == "==" or op == "!=":
             want = op == "=="
 
+            if not lsf:
+
+                def eq_(env: Env) -> Any:
+                    a, b = left(env), right(env)
+                    if a is UNKNOWN or b is UNKNOWN:
+                        return UNKNOWN
+                    # `_strict_eq`, inlined: true is not 1, and 1 equals 1.0
+                    return (bool(a == b) and (a.__class__ is bool) == (b.__class__ is bool)) is want
+
+                return eq_
+
             def eq(env: Env) -> Any:
-                if lsf:
-                    a = env.slots[ls]
-                    a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
-                else:
-                    a = left(env)
+                a = env.slots[ls]
+                a = a.get(lk, UNKNOWN) if a.__class__ is dict else _field_of(a, lk, e.left)
                 b = right(env)
                 if a is UNKNOWN or b is UNKNOWN:
                     return UNKNOWN
@@ -386,8 +432,10 @@ class Compiler(LoopCompiler):
 
         def call(env: Env) -> Any:
             values = [a(env) for a in args]
-            if not sees_unknown and any(v is UNKNOWN for v in values):
-                return UNKNOWN
+            if not sees_unknown:
+                for v in values:  # (a loop, not any(generator): no generator frame per call)
+                    if v is UNKNOWN:
+                        return UNKNOWN
             env.charge(cost(values) if cost is not None else 1)
             try:
                 return impl(*values)
