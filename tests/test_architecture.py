@@ -45,7 +45,7 @@ def test_only_the_loader_reads_json_schema_validation() -> None:
 
 
 def test_yaml_is_read_and_written_only_at_the_edges() -> None:
-    assert importers("yaml") <= {"litmus_rules.io.load", "litmus_rules.preflight.run", "litmus_rules.authoring.ruletest",
+    assert importers("yaml") <= {"litmus_rules.io.yamltext", "litmus_rules.preflight.run", "litmus_rules.authoring.ruletest",
                                  "litmus_rules.preflight.writeback"}
 
 

@@ -88,3 +88,19 @@ def test_the_version_is_read_without_importlib_metadata() -> None:
         except PackageNotFoundError:
             expected = None
         assert installed_version(name) == expected
+
+
+def test_a_json_input_is_read_and_validated_without_yaml_or_fastjsonschema(tmp_path: Path) -> None:
+    from litmus_rules import read_episodes
+
+    docs = [loaded.data for loaded in read_episodes([str(f) for f in FILES])]
+    episode = tmp_path / "episodes.jsonl"
+    episode.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    out = tmp_path / "run.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LITMUS_RULES_CACHE_DIR=str(tmp_path / "cache"))
+    for _ in range(2):  # the second run reads the parsed rules from the cache
+        subprocess.run([sys.executable, "-c", RUN, str(out), "check", str(episode), "--format", "jsonl", "--jobs", "1"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
+    done = json.loads(out.read_text())
+    assert done["code"] == 1 and done["stdout"].count("\n") == 2
+    assert _under(set(done["modules"]), "yaml", "fastjsonschema", "lark") == set()

@@ -14,7 +14,7 @@ import yaml
 from litmus_rules import load_rules
 from litmus_rules.cli import main
 from litmus_rules.io import wire
-from litmus_rules.io.load import _Loader  # the loader's YAML reading: `null:` stays the key "null"
+from litmus_rules.io.yamltext import Loader as _Loader  # the loader's YAML reading: `null:` stays the key "null"
 from _helpers import EXAMPLES, base_episode
 
 RULES = load_rules()

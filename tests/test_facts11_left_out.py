@@ -87,7 +87,7 @@ def test_a_rule_reads_left_out_as_a_typed_fact() -> None:
 def test_episode1_verdicts_carry_no_left_out() -> None:
     import yaml
 
-    from litmus_rules.io.load import _Loader
+    from litmus_rules.io.yamltext import Loader as _Loader
 
     docs = [d for path in NOTE_EXAMPLES for d in yaml.load_all(Path(path).read_text(), Loader=_Loader)]
     assert docs and all(d["litmus"] == "episode/1" for d in docs)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from litmus_rules._resources import installed_version
 from litmus_rules.lang.trace import JSONValues, RuleTrace, finite_name
 
 SCORED = "SCORED"
@@ -16,10 +16,7 @@ ERROR = "ERROR"
 
 
 def _tool_version() -> str:
-    try:
-        return metadata.version("litmus_rules")
-    except metadata.PackageNotFoundError:  # a source checkout that was never installed
-        return "unknown"
+    return installed_version() or "unknown"  # None: a source checkout that was never installed
 
 
 TOOL_VERSION = _tool_version()

@@ -18,8 +18,6 @@ import os
 import sys
 from typing import IO, Any, Callable, Iterator, Sequence
 
-import yaml
-
 from litmus_rules import diagnostics
 from litmus_rules.errors import FactsError
 from litmus_rules.io import wire
@@ -30,7 +28,7 @@ from litmus_rules.io.inputs import (  # noqa: F401  (re-exported: `load` is wher
 )
 from litmus_rules.io.inputs import failed as _failed
 from litmus_rules.io.jsontext import BadInput as _BadInput
-from litmus_rules.io.jsontext import decode, json_line as _json_line, short as _short, ws as _ws
+from litmus_rules.io.jsontext import decode, json_line as _json_line, ws as _ws
 
 __all__ = ["LoadedEpisode", "Unit", "discover", "iter_episodes", "iter_unit", "plan_units", "prepare_episode",
            "validate_episode"]
@@ -171,36 +169,14 @@ def _path_at_depth(data: Any, depth: int) -> DocPath:
 # --- locating a path in the source (error path only) ------------------------------------------------
 
 
-def _node_line(node: yaml.Node, path: DocPath) -> int:
-    """Line of `path` in a composed YAML document: a member's key line, an item's own line."""
-    line = node.start_mark.line
-    for part in path:
-        if isinstance(node, yaml.MappingNode):
-            pairs = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
-            if not pairs:
-                break
-            key, node = pairs[-1]  # the last one wins, as in the constructed dict
-            line = key.start_mark.line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line
-        else:
-            break
-    return line + 1
-
-
 def _text_locator(text: str, doc_index: int) -> Locate:
     start = _ws(text, 1 if text.startswith("\ufeff") else 0)
     if text.startswith(("{", "["), start):
         prefix: DocPath = (doc_index,) if text[start] == "[" else ()
         return lambda path: _json_line(text, start, prefix + path)
-    try:
-        for i, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
-            if i == doc_index and node is not None:
-                return functools.partial(_node_line, node)
-    except (yaml.YAMLError, ValueError, RecursionError):
-        pass
-    return lambda path: None
+    from litmus_rules.io import yamltext
+
+    return yamltext.locator(text, doc_index) or (lambda path: None)
 
 
 # --- parsing -----------------------------------------------------------------------------------------
@@ -208,46 +184,6 @@ def _text_locator(text: str, doc_index: int) -> Locate:
 
 def _decode(text: str, at: int) -> tuple[Any, int]:
     return decode(text, at, MAX_DEPTH)
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe loading (libyaml's parser when the wheel has it) that keeps documents JSON-shaped: a
-    mapping key is its source text (`null:` under controls is "null", `on:` is "on"), a repeated
-    key is an error, timestamps stay strings, and tags JSON cannot hold are rejected."""
-
-    def __init__(self, stream: IO[Any] | str) -> None:
-        super().__init__(stream)
-        self.checked: set[yaml.Node] = set()  # mappings whose keys were checked; per document
-
-    def flatten_mapping(self, node: yaml.MappingNode) -> None:
-        if node not in self.checked:  # the keys as written, once, before `<<` merges add more
-            self.checked.add(node)
-            seen: set[str] = set()
-            for key, _ in node.value:
-                if key.tag == "tag:yaml.org,2002:merge":
-                    continue
-                problem = "mapping keys must be strings" if not isinstance(key, yaml.ScalarNode) else (
-                    f"duplicate key `{_short(key.value)}`" if key.value in seen else None)
-                if problem:
-                    raise yaml.constructor.ConstructorError(None, None, problem, key.start_mark)
-                seen.add(key.value)
-        super().flatten_mapping(node)
-
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[str, Any]:
-        if not isinstance(node, yaml.MappingNode):
-            return super().construct_mapping(node, deep)  # raises
-        self.flatten_mapping(node)
-        return {k.value: self.construct_object(v, deep=deep) for k, v in node.value}
-
-    def reject_tag(self, node: yaml.Node) -> None:
-        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-        raise yaml.constructor.ConstructorError(
-            None, None, f"unsupported YAML tag `{tag}` (episodes hold JSON data)", node.start_mark)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_scalar)
-for _tag in ("binary", "set", "omap", "pairs"):
-    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _Loader.reject_tag)
 
 
 def _episode(
@@ -286,8 +222,10 @@ def parse_yaml_text(source: str, text: str) -> Iterator[LoadedEpisode]:
 def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterator[LoadedEpisode]:
     """A YAML stream, one document at a time. The parser builds nodes (with marks) anyway, so the
     node is kept while its document is checked: an error's line costs no second parse."""
+    from litmus_rules.io import yamltext  # yaml is imported only when YAML is read
+
     try:
-        loader = _Loader(stream)
+        loader = yamltext.Loader(stream)
     except UnicodeError as e:  # libyaml encodes a str stream first: a lone surrogate fails there
         yield _failed(source, 0, f"not valid text: {e}", UNPARSEABLE)
         return
@@ -298,9 +236,9 @@ def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterat
                 if not loader.check_node():
                     return
                 node = loader.get_node()
-            except (yaml.YAMLError, ValueError, RecursionError, UnicodeError) as e:
+            except (*yamltext.ERRORS, UnicodeError) as e:
                 # The parser cannot resynchronise after a syntax error: report it, end this input.
-                yield _failed(source, index, *_yaml_problem(e))
+                yield _failed(source, index, *yamltext.problem(e, MAX_DEPTH))
                 return
             line = node.start_mark.line + 1
             if node.end_mark.index - node.start_mark.index > MAX_DOCUMENT_SIZE:
@@ -308,35 +246,17 @@ def _yaml_docs(source: str, stream: IO[Any] | str, check: bool = True) -> Iterat
             else:
                 try:
                     data = loader.construct_document(node)
-                except (yaml.YAMLError, ValueError, RecursionError) as e:
+                except yamltext.ERRORS as e:
                     # A bad value (duplicate key, unsupported tag) spoils this document only.
                     loader.constructed_objects, loader.recursive_objects, loader.state_generators = {}, {}, []
-                    message, code, err_line = _yaml_problem(e)
+                    message, code, err_line = yamltext.problem(e, MAX_DEPTH)
                     yield _failed(source, index, message, code, err_line or line, doc_line=line)
                 else:
-                    yield _episode(data, source, index, line, functools.partial(_node_line, node), check)
+                    yield _episode(data, source, index, line, functools.partial(yamltext.node_line, node), check)
             loader.checked.clear()
             index += 1
     finally:
         loader.dispose()
-
-
-def _yaml_problem(e: BaseException) -> tuple[str, str, int | None]:
-    """Message, code and line of a YAML error."""
-    deep = f"document nests deeper than {MAX_DEPTH} levels"
-    if isinstance(e, RecursionError):  # only the pure-Python fallback parser recurses
-        return deep, LIMIT, None
-    if isinstance(e, yaml.reader.ReaderError):  # bad encoding or a control character
-        return f"invalid YAML: {e.reason} (character {e.character!r} at offset {e.position})", UNPARSEABLE, None
-    if not isinstance(e, yaml.MarkedYAMLError):
-        return f"invalid YAML: {e}", UNPARSEABLE, None
-    mark, ctx = e.problem_mark or e.context_mark, e.context_mark
-    if "maximum nesting depth" in str(e.problem):  # libyaml's own guard, at 1000 levels
-        return deep, LIMIT, mark.line + 1 if mark else None
-    detail = (e.problem or e.context or "syntax error") + (f" at column {mark.column + 1}" if mark else "")
-    if e.problem and e.context:
-        detail += f" ({e.context} started at line {ctx.line + 1}, column {ctx.column + 1})" if ctx else f" ({e.context})"
-    return f"invalid YAML: {detail}", UNPARSEABLE, mark.line + 1 if mark else None
 
 
 def _json_docs(source: str, text: str, check: bool = True) -> Iterator[LoadedEpisode]:

@@ -64,7 +64,6 @@ def main() -> None:
         if prepared is None:
             raise SystemExit(f"the {version} schema is not vetted for the compiled validator; nothing generated")
         (FOLDER / f"{name}.py").write_text(module_text(version, prepared), encoding="utf-8")
-        print(f"wrote {FOLDER / name}.py")
 
 
 if __name__ == "__main__":
