@@ -32,6 +32,8 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Iterator
+from itertools import accumulate, compress, repeat
+from operator import getitem
 from typing import Any
 
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
@@ -150,15 +152,40 @@ MAX_DECODED_CHARS = 1 << 22
 
 def _printable(raw: bytes) -> str | None:
     """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else None."""
-    text = raw.decode("utf-8", "replace")
+    return _printable_text(raw.decode("utf-8", "replace"))
+
+
+def _printable_text(text: str) -> str | None:
+    """`_printable` of the text `raw` decodes to (with U+FFFD for each invalid sequence)."""
     if not text:
         return None
     if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
         return text
+    # each U+FFFD is one of _NONPRINTABLE: random bytes (a run that only looks like base64) are
+    # mostly invalid UTF-8, and rejected here without the count
+    if text.count("\ufffd") * 5 > len(text):
+        return None
     bad = len(_NONPRINTABLE.findall(text))
     if bad * 5 > len(text):
         return None
     return _NONPRINTABLE.sub(" ", text) if bad else text
+
+
+def _printable_many(raws: list[bytes | None]) -> list[str | None]:
+    """`_printable` of each (None stays None). A few calls into C for all of them find the texts
+    that have too many characters of _NONPRINTABLE for sure: a U+FFFD for each invalid UTF-8
+    sequence, and the ASCII control bytes (each decodes to itself). Random bytes (a run that
+    only looks like base64) are rejected there; `_printable_text` counts exactly in the others."""
+    data = [b"" if raw is None else raw for raw in raws]
+    texts = list(map(bytes.decode, data, repeat("utf-8"), repeat("replace")))
+    invalid = map(str.count, texts, repeat("\ufffd"))
+    controls = map(len, map(bytes.translate, data, repeat(None), repeat(_NOT_CONTROL_BYTES)))
+    return [None if (f + c) * 5 > len(text) else _printable_text(text)
+            for text, f, c in zip(texts, invalid, controls)]
+
+
+# every byte but the ASCII controls of _NONPRINTABLE (deleted: what is left is counted)
+_NOT_CONTROL_BYTES = bytes(b for b in range(256) if not (b <= 0x08 or b in (0x0B, 0x0C) or 0x0E <= b <= 0x1F or b == 0x7F))
 
 
 def _looks_like_word(run: str) -> bool:
@@ -169,39 +196,79 @@ def _looks_like_word(run: str) -> bool:
 
 
 # Runs up to this long are remembered with what they decode to: a text's runs are decoded again
-# for its cleaned form, and for the joined surfaces it is one of (joined.py).
+# for its cleaned form, and for the joined surfaces it is one of (joined.py). A memo of a pure
+# function: when it holds RUN_MEMO_ENTRIES runs it is emptied, and a run is decoded again.
 DECODED_RUN_MEMO_MAX = 256
+RUN_MEMO_ENTRIES = 1 << 15
+_decoded_memo: dict[str, str | None] = {}
+_UNKNOWN: Any = object()
+# a run's length mod 4 -> what makes it whole groups (None: drop the last character, which
+# carries too few bits for a byte)
+_PADDING = ("", None, "==", "=")
 
 
-def _decode_b64_run(run: str) -> str | None:
-    if len(run) <= DECODED_RUN_MEMO_MAX:
-        return _decode_short_b64_run(run)
-    return _decode_b64_run_once(run)
+def _a2b_many(chunks: list[str]) -> list[bytes | None]:
+    """binascii.a2b_base64 of each (None where it fails), in one call into C while none fails."""
+    try:
+        return list(map(binascii.a2b_base64, chunks))
+    except (binascii.Error, ValueError):
+        out: list[bytes | None] = []
+        for chunk in chunks:
+            try:
+                out.append(binascii.a2b_base64(chunk))
+            except (binascii.Error, ValueError):
+                out.append(None)
+        return out
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _decode_short_b64_run(run: str) -> str | None:
-    return _decode_b64_run_once(run)
-
-
-def _decode_b64_run_once(run: str) -> str | None:
-    std = run.translate(_URL_TO_STD)
+def _decode_b64_many(runs: list[str]) -> list[str | None]:
+    """What each run decodes to: at the first of its 4 alignments whose bytes are mostly printable
+    UTF-8 (None: none is). All the runs go through each alignment together: a few calls into C
+    per alignment, not a dozen per run (a text can hold 100k runs that only look like base64)."""
+    out: list[str | None] = [None] * len(runs)
+    todo: list[int] = []
+    for i, run in enumerate(runs):
+        known = _decoded_memo.get(run, _UNKNOWN) if len(run) <= DECODED_RUN_MEMO_MAX else _UNKNOWN
+        if known is _UNKNOWN:
+            todo.append(i)
+        else:
+            out[i] = known
+    joined = "\n".join([runs[i] for i in todo])
+    if "-" in joined or "_" in joined:  # base64url: one translation of all the runs, not one each
+        std = joined.translate(_URL_TO_STD).split("\n")
+        if len(std) != len(todo):  # (a run holding a newline)
+            std = [runs[i].translate(_URL_TO_STD) for i in todo]
+    else:
+        std = [runs[i] for i in todo]
+    # runs of one length are cut and padded alike at each alignment: a few calls into C per length
+    by_length: dict[int, list[int]] = {}
+    for k, run in enumerate(std):
+        by_length.setdefault(len(run), []).append(k)
     for align in range(4):
-        chunk = std[align:]
-        rem = len(chunk) % 4
-        if rem == 1:
-            chunk = chunk[:-1]
-        elif rem:
-            chunk += "=" * (4 - rem)
-        if len(chunk) < 8:
-            return None
-        try:
-            decoded = _printable(binascii.a2b_base64(chunk))
-        except (binascii.Error, ValueError):
-            continue
-        if decoded is not None:
-            return decoded
-    return None
+        pending: dict[int, list[int]] = {}
+        for length, ks in by_length.items():
+            pad = _PADDING[(length - align) % 4]
+            end = length - 1 if pad is None else length
+            if end - align + len(pad or "") < 8:  # shorter: these runs decode to nothing
+                continue
+            chunks = list(map(getitem, map(std.__getitem__, ks), repeat(slice(align, end))))
+            if pad:
+                chunks = list(map(str.__add__, chunks, repeat(pad)))
+            left = []
+            for k, text in zip(ks, _printable_many(_a2b_many(chunks))):
+                if text is None:
+                    left.append(k)
+                else:
+                    out[todo[k]] = text
+            if left:
+                pending[length] = left
+        by_length = pending
+    if len(_decoded_memo) + len(todo) > RUN_MEMO_ENTRIES:
+        _decoded_memo.clear()
+    for i in todo:
+        if len(runs[i]) <= DECODED_RUN_MEMO_MAX:
+            _decoded_memo[runs[i]] = out[i]
+    return out
 
 
 def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
@@ -217,28 +284,62 @@ def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
     return _base64_runs(_B64_RUN.findall(text), max_chars)
 
 
+# Runs are decoded in batches (`_decode_b64_many`), the first ones small: a search that needs one
+# decoded span (joined.py) decodes few runs past it.
+_FIRST_BATCH = 16
+
+
+def _batches(n: int) -> Iterator[tuple[int, int]]:
+    start, size = 0, _FIRST_BATCH
+    while start < n:
+        yield start, min(n, start + size)
+        start += size
+        size *= 4
+
+
+def _base64_found(runs: list[str]) -> list[list[str | None]]:
+    """For each run, what `_base64_runs` decodes from it (None: a part that does not decode)."""
+    found: list[list[str | None]] = [[] for _ in runs]
+    whole: list[str] = []
+    whole_of: list[int] = []
+    split: list[int] = []  # wrapped runs whose lines are tried one by one
+    for i, run in enumerate(runs):
+        if "\n" in run:
+            joined = "".join(run.split())
+            if _looks_like_word(joined):
+                split.append(i)
+            else:
+                whole.append(joined)
+                whole_of.append(i)
+        elif not (run[1:].islower() or run.isupper() or run.isdigit()):  # _looks_like_word, inlined: hot
+            whole.append(run)
+            whole_of.append(i)
+    for i, decoded in zip(whole_of, _decode_b64_many(whole)):
+        if decoded is None and "\n" in runs[i]:
+            split.append(i)
+        else:
+            found[i] = [decoded]
+    if split:
+        split.sort()
+        lines = [[line for line in runs[i].split() if not _looks_like_word(line)] for i in split]
+        decoded_lines = iter(_decode_b64_many([line for each in lines for line in each]))
+        for i, each in zip(split, lines):
+            found[i] = [next(decoded_lines) for _ in each]
+    return found
+
+
 def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     out: list[str] = []
     budget = max_chars if max_chars is not None else -1
     bounded = max_chars is not None
-    for run in runs:
-        if "\n" in run:
-            lines = run.split()
-            joined = "".join(lines)
-            decoded = None if _looks_like_word(joined) else _decode_b64_run(joined)
-            found = [decoded] if decoded is not None else [
-                _decode_b64_run(line) for line in lines if not _looks_like_word(line)
-            ]
-        elif run[1:].islower() or run.isupper() or run.isdigit():  # _looks_like_word, inlined: hot
-            continue
-        else:
-            found = [_decode_b64_run(run)]
-        for decoded in found:
-            if decoded is not None:
-                out.append(decoded)
-                budget -= len(decoded)
-        if bounded and budget <= 0:
-            break
+    for start, end in _batches(len(runs)):
+        for found in _base64_found(runs[start:end]):
+            for decoded in found:
+                if decoded is not None:
+                    out.append(decoded)
+                    budget -= len(decoded)
+            if bounded and budget <= 0:
+                return out
     return out
 
 
@@ -249,23 +350,35 @@ def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
     return _hex_runs(_B64_RUN.findall(text), max_chars)
 
 
+def _hex_found(hex_runs: list[str]) -> list[str | None]:
+    """What each hex run decodes to, at the first nibble alignment that is mostly printable."""
+    out: list[str | None] = [None] * len(hex_runs)
+    pending = list(range(len(hex_runs)))
+    for align in (0, 1):
+        chunks = [hex_runs[k][align: len(hex_runs[k]) - (len(hex_runs[k]) - align) % 2] for k in pending]
+        tried, pending = pending, []
+        for k, text in zip(tried, _printable_many(list(map(bytes.fromhex, chunks)))):
+            if text is None:
+                pending.append(k)
+            else:
+                out[k] = text
+    return out
+
+
 def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
     out: list[str] = []
     budget = max_chars if max_chars is not None else -1
     bounded = max_chars is not None
-    hex_runs = [h for run in runs if len(run) >= 8 for h in _HEX_RUN.findall(run)]
-    for run in hex_runs:
-        for align in (0, 1):
-            chunk = run[align:]
-            chunk = chunk[: len(chunk) - len(chunk) % 2]
-            decoded = _printable(bytes.fromhex(chunk))
+    # one scan of the runs joined by a space (no hex run crosses it) finds what a scan of each does
+    hex_runs = _HEX_RUN.findall(" ".join(runs))
+    for start, end in _batches(len(hex_runs)):
+        for decoded in _hex_found(hex_runs[start:end]):
             if decoded is not None:
                 out.append(decoded)
                 budget -= len(decoded)
-                break
-        if bounded and budget <= 0:
-            break
+            if bounded and budget <= 0:
+                return out
     return out
 
 
@@ -350,6 +463,7 @@ _PATH_RE_ASCII = re.compile(
     (r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\f\r \"'<>`]*)|" + _PATH_BODY).replace(r"\p{L}\p{N}", "A-Za-z0-9"),
     re.ASCII,
 )
+_PATH_BODY_ASCII = re.compile(_PATH_BODY.replace(r"\p{L}\p{N}", "A-Za-z0-9"), re.ASCII)
 
 
 def _canonical(p: str) -> str:
@@ -371,8 +485,13 @@ def _canonical_token(m: Any) -> str:
         return _canonical(p)
     # a URL: only file: URLs name a local path
     if p[:5].lower() == "file:":
-        return _path_res()[1].sub(lambda inner: _canonical(inner.group()), p)
+        body = _PATH_BODY_ASCII if p.isascii() else _path_res()[1]
+        return body.sub(_canonical_match, p)  # type: ignore[no-any-return]
     return p
+
+
+def _canonical_match(m: Any) -> str:
+    return _canonical(m.group())
 
 
 # Everything `_canonical` can change starts with one of these: a backslash, "./", a "." or ".."
@@ -402,24 +521,91 @@ def _canonical_sub(text: str) -> str:
 
 
 # Runs up to this long are remembered (a long text repeats its paths, and its decoded and
-# normalised forms hold the same runs again).
+# normalised forms hold the same runs again). A memo of a pure function: when it holds
+# RUN_MEMO_ENTRIES runs it is emptied, and a run is canonicalised again.
 RUN_MEMO_MAX = 256
+_canonical_memo: dict[str, str] = {}
 
 
 def _canonical_run(run: str) -> str:
-    if len(run) <= RUN_MEMO_MAX:
-        return _canonical_short_run(run)
-    return _canonical_sub(run)
+    return _canonical_many([run])[0]
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _canonical_short_run(run: str) -> str:
-    if len(run) <= ASCII_RUN_MAX and run.isascii():
-        m = _PATH_RE_ASCII.match(run)
-        if m is not None and m.end() == len(run):  # the run is one token: what sub() would replace
-            return _canonical_token(m)
-        return _PATH_RE_ASCII.sub(_canonical_token, run)
-    return _canonical_sub(run)
+def _canonical_many(runs: list[str]) -> list[str]:
+    """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
+    joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
+    together (`_canonical_paths`); each long or non-ASCII run by RE2 (`_canonical_sub`)."""
+    out = list(map(_canonical_memo.get, runs))
+    short: list[int] = []
+    for i, run in enumerate(runs):
+        if out[i] is None:
+            if len(run) <= ASCII_RUN_MAX and run.isascii():
+                short.append(i)
+            else:
+                out[i] = _canonical_sub(run)
+    if short:
+        for i, canonical in zip(short, _canonical_ascii([runs[i] for i in short])):
+            out[i] = canonical
+    if len(_canonical_memo) + len(runs) > RUN_MEMO_ENTRIES:
+        _canonical_memo.clear()
+    for run, canonical in zip(runs, out):
+        if len(run) <= RUN_MEMO_MAX:
+            _canonical_memo[run] = canonical  # type: ignore[assignment]
+    return out  # type: ignore[return-value]
+
+
+# `_PATH_RE_ASCII` with the whole token as group 1 (the URL is group 2): `split` keeps both
+_PATH_SPLIT_ASCII = re.compile("(" + _PATH_RE_ASCII.pattern + ")", re.ASCII)
+
+
+def _canonical_ascii(runs: list[str]) -> list[str]:
+    """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no boundary character in
+    any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
+    boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
+    tokens, each token and its URL group, in C; the tokens are canonicalised together."""
+    parts: list[Any] = _PATH_SPLIT_ASCII.split("\n".join(runs))
+    tokens, urls = parts[1::3], parts[2::3]
+    paths = [k for k, url in enumerate(urls) if url is None]
+    for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
+        tokens[k] = canonical
+    files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
+    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
+        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files])):
+            tokens[k] = canonical
+    parts[1::3] = tokens
+    del parts[2::3]
+    out = "".join(parts).split("\n")
+    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
+    return out
+
+
+_PATH_BODY_SPLIT_ASCII = re.compile("(" + _PATH_BODY_ASCII.pattern + ")", re.ASCII)
+
+
+def _canonical_urls(urls: list[str]) -> list[str]:
+    """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character)."""
+    parts = _PATH_BODY_SPLIT_ASCII.split("\n".join(urls))
+    parts[1::2] = _canonical_paths(parts[1::2])
+    out = "".join(parts).split("\n")
+    assert len(out) == len(urls)
+    return out
+
+
+_FILE_PREFIX = re.compile(r"^file:(?://localhost)?", re.IGNORECASE | re.MULTILINE | re.ASCII)
+_LEADING_SLASHES = re.compile(r"^//+", re.MULTILINE)
+
+
+def _canonical_paths(paths: list[str]) -> list[str]:
+    """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
+    by newlines, then normpath (C) of each."""
+    joined = "\n".join(paths)
+    if ":" in joined:
+        joined = _FILE_PREFIX.sub("", joined)
+    joined = _LEADING_SLASHES.sub("/", joined.replace("\\", "/"))
+    parts = joined.split("\n")
+    if len(parts) != len(paths):  # (not seen: the runs hold no newline)
+        return [_canonical(p) for p in paths]
+    return [posixpath.normpath(p) if p else p for p in parts]
 
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -452,7 +638,36 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
 # run by run from one split at the token boundaries (a list of its runs, each looked at once);
 # a sparser one by searching for the runs that may change (prose: one scan, few runs).
 DENSE_PATHS = 64
-_BOUNDARIES = re.compile("([\t\n\f\r \"'<>`]+)")
+# A run that `_PATH_MAY_CHANGE` finds something in, unless it starts with a URL other than file:
+# (the URL is then the run's one token, up to its end, and is left as it is).
+_RUN_MAY_CHANGE = re.compile(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE.pattern + ")",
+                             re.DOTALL)
+# each token boundary as a space: ASCII text is translated by a byte table, then split by str.split
+_BOUNDARY_TO_SPACE = str.maketrans("\t\n\f\r\"'<>`", "         ")
+
+
+def _canonical_dense(text: str) -> str:
+    """`canonical_path` of a text dense with paths: split once at its token boundaries, the runs
+    that may change found by one pass over them all, canonicalised together (`_canonical_many`),
+    and put back between the untouched stretches of the text."""
+    if text.isascii():
+        runs = text.translate(_BOUNDARY_TO_SPACE).split(" ")
+    else:
+        runs = _TOKEN_BOUNDARY.split(text)
+    changing = list(compress(range(len(runs)), map(_RUN_MAY_CHANGE.match, runs)))
+    if not changing:
+        return text
+    # run i starts after the runs before it and one boundary character each
+    starts = list(accumulate(map(len, runs), initial=0))
+    pieces = []
+    done = 0
+    for i, canonical in zip(changing, _canonical_many([runs[i] for i in changing])):
+        start = starts[i] + i
+        pieces.append(text[done:start])
+        pieces.append(canonical)
+        done = start + len(runs[i])
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 @memo_large
@@ -460,10 +675,7 @@ def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
     if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
-        parts = _BOUNDARIES.split(text)
-        may_change = _PATH_MAY_CHANGE.search
-        parts[::2] = [_canonical_run(run) if may_change(run) else run for run in parts[::2]]
-        return "".join(parts)
+        return _canonical_dense(text)
     pieces = []
     done = 0
     for start, end, canonical in _canonical_runs(text):
