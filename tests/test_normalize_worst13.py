@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import decoding, normalize, textmemo, transforms
+from litmus_rules.domain import decoding, encoded, normalize, textmemo, transforms
 
 # --- the previous implementations (the oracle) ---------------------------------------------------
 
@@ -220,6 +220,13 @@ long_path_texts = st.lists(st.sampled_from(_PATH_PIECES), min_size=1, max_size=1
     lambda parts: " ".join(parts) * (decoding.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2))
 
 
+@pytest.fixture(autouse=True)
+def _restore_thresholds() -> Any:
+    saved = encoded.SCALAR_MAX, decoding.SCALAR_MAX, transforms.LIST_MIN
+    yield
+    encoded.SCALAR_MAX, decoding.SCALAR_MAX, transforms.LIST_MIN = saved
+
+
 def _clear() -> None:
     textmemo.clear_memo()
     decoding._decoded_memo.clear()
@@ -230,8 +237,9 @@ def _clear() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(texts, st.sampled_from([None, 0, 1, 7, 40]))
-def test_base64_and_hex_runs_are_decoded_as_before(text: str, budget: int | None) -> None:
+@given(texts, st.sampled_from([None, 0, 1, 7, 40]), st.sampled_from([0, encoded.SCALAR_MAX]))
+def test_base64_and_hex_runs_are_decoded_as_before(text: str, budget: int | None, scalar_max: int) -> None:
+    encoded.SCALAR_MAX = scalar_max  # 0: every run list in batches; restored by the fixture
     _clear()
     for source in (text, transforms.clean(text)):  # fullwidth letters become base64 runs in the cleaned text
         runs = decoding._B64_RUN.findall(source)
@@ -248,8 +256,9 @@ def test_printable_of_many_is_printable_of_each(raws: list[bytes]) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(texts)
-def test_paths_are_canonicalised_as_before(text: str) -> None:
+@given(texts, st.sampled_from([0, decoding.SCALAR_MAX]))
+def test_paths_are_canonicalised_as_before(text: str, scalar_max: int) -> None:
+    decoding.SCALAR_MAX = scalar_max  # 0: even one run through the joined pass; restored by the fixture
     _clear()
     assert decoding.canonical_path(text) == old_canonical_path(text)
 

@@ -87,6 +87,9 @@ _UNKNOWN: Any = object()
 # a run's length mod 4 -> what makes it whole groups (None: drop the last character, which
 # carries too few bits for a byte)
 _PADDING = ("", None, "==", "=")
+# Up to this many runs are decoded one by one (`_decode_b64_one`, `_hex_one`), more in batches:
+# the same results (test_normalize_worst13 sets it to 0).
+SCALAR_MAX = 8
 
 
 def _a2b_many(chunks: list[str]) -> list[bytes | None]:
@@ -115,6 +118,11 @@ def _decode_b64_many(runs: list[str]) -> list[str | None]:
             todo.append(i)
         else:
             out[i] = known
+    if len(todo) <= SCALAR_MAX:  # a few runs (most texts): one at a time costs less than batching
+        for i in todo:
+            out[i] = _decode_b64_one(runs[i].translate(_URL_TO_STD))
+        _remember(runs, todo, out)
+        return out
     joined = "\n".join([runs[i] for i in todo])
     if "-" in joined or "_" in joined:  # base64url: one translation of all the runs, not one each
         std = joined.translate(_URL_TO_STD).split("\n")
@@ -145,12 +153,34 @@ def _decode_b64_many(runs: list[str]) -> list[str | None]:
             if left:
                 pending[length] = left
         by_length = pending
+    _remember(runs, todo, out)
+    return out
+
+
+def _remember(runs: list[str], todo: list[int], out: list[str | None]) -> None:
     if len(_decoded_memo) + len(todo) > RUN_MEMO_ENTRIES:
         _decoded_memo.clear()
     for i in todo:
         if len(runs[i]) <= DECODED_RUN_MEMO_MAX:
             _decoded_memo[runs[i]] = out[i]
-    return out
+
+
+def _decode_b64_one(std: str) -> str | None:
+    """`_decode_b64_many` of one run (in the standard alphabet already)."""
+    for align in range(4):
+        chunk = std[align:]
+        pad = _PADDING[len(chunk) % 4]
+        chunk = chunk[:-1] if pad is None else chunk + pad
+        if len(chunk) < 8:
+            return None
+        try:
+            raw = binascii.a2b_base64(chunk)
+        except (binascii.Error, ValueError):
+            continue
+        text = _printable(raw)
+        if text is not None:
+            return text
+    return None
 
 
 def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
@@ -211,6 +241,8 @@ def _base64_found(runs: list[str]) -> list[list[str | None]]:
 
 
 def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
+    if not runs:
+        return []
     out: list[str] = []
     budget = max_chars if max_chars is not None else -1
     bounded = max_chars is not None
@@ -234,6 +266,8 @@ def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
 
 def _hex_found(hex_runs: list[str]) -> list[str | None]:
     """What each hex run decodes to, at the first nibble alignment that is mostly printable."""
+    if len(hex_runs) <= SCALAR_MAX:
+        return [_hex_one(run) for run in hex_runs]
     out: list[str | None] = [None] * len(hex_runs)
     pending = list(range(len(hex_runs)))
     for align in (0, 1):
@@ -245,6 +279,15 @@ def _hex_found(hex_runs: list[str]) -> list[str | None]:
             else:
                 out[k] = text
     return out
+
+
+def _hex_one(run: str) -> str | None:
+    for align in (0, 1):
+        chunk = run[align:]
+        text = _printable(bytes.fromhex(chunk[: len(chunk) - len(chunk) % 2]))
+        if text is not None:
+            return text
+    return None
 
 
 def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
