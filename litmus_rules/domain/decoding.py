@@ -12,9 +12,9 @@ canonical_path            path canonicalised                yes
 base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
 ========================  ================================  ============
 
-`encoded_runs(text)` is what `normalize.forms` decodes base64 and hex from: the base64-alphabet
+`candidate_runs(text)` is what `normalize.forms` decodes base64 and hex from: the base64-alphabet
 runs of the text, or none when a linear-time scan proves that no run can decode (the common case
-for prose and identifiers, see `_ENCODED_RUN_HINT`).
+for prose and identifiers). Those live in encoded.py, re-exported here.
 
 Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point;
 a text with more raises `LimitUnknown` (its decoded form is unknown, and the rules reject with an
@@ -25,15 +25,40 @@ engine of path canonicalisation (same result).
 
 from __future__ import annotations
 
-import binascii
 import functools
 import html
 import posixpath
 import re
 import urllib.parse
 from collections.abc import Iterator
+from itertools import accumulate, compress
 from typing import Any
 
+# base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
+from litmus_rules.domain.encoded import (  # noqa: F401
+    _B64_RUN,
+    _HEX_RUN,
+    _NONPRINTABLE,
+    _URL_TO_STD,
+    DECODED_RUN_MEMO_MAX,
+    MAX_DECODED_CHARS,
+    RUN_MEMO_ENTRIES,
+    _ENCODED_RUN_HINT_PATTERN,
+    _a2b_many,
+    _base64_runs,
+    _decode_b64_many,
+    _decoded_memo,
+    _hex_runs,
+    _looks_like_word,
+    _printable,
+    _printable_many,
+    _printable_text,
+    base64_spans,
+    candidate_runs,
+    encoded_run_hint,
+    hex_spans,
+    may_hold_encoded_runs,
+)
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
@@ -135,184 +160,6 @@ def percent_decode(text: str) -> str:
     return _fixed_point(text, "%", _unquote, PERCENT_MAX_LAYERS, "percent-encoding", "PERCENT_MAX_LAYERS")
 
 
-# --- base64 / hex spans ---------------------------------------------------------------------
-
-# MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
-_URL_TO_STD = str.maketrans("-_", "+/")
-_NONPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
-# Not a limit: the decoded spans of a text are at most 3/4 of its length (each run is decoded
-# once, at one alignment), so `normalize.forms` decodes every span. Kept as a name for callers
-# that pass an explicit bound; `max_chars=None` is unbounded.
-MAX_DECODED_CHARS = 1 << 22
-
-
-def _printable(raw: bytes) -> str | None:
-    """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else None."""
-    text = raw.decode("utf-8", "replace")
-    if not text:
-        return None
-    if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
-        return text
-    bad = len(_NONPRINTABLE.findall(text))
-    if bad * 5 > len(text):
-        return None
-    return _NONPRINTABLE.sub(" ", text) if bad else text
-
-
-def _looks_like_word(run: str) -> bool:
-    # Words and identifiers ("information", "Configuration", "positive_labels", "pre-flight")
-    # are valid base64 but almost never real encodings; skipping them keeps prose cheap. Real
-    # base64 of 6+ bytes practically always has an upper-case letter past its first character.
-    return run[1:].islower() or run.isupper() or run.isdigit()
-
-
-# Runs up to this long are remembered with what they decode to: a text's runs are decoded again
-# for its cleaned form, and for the joined surfaces it is one of (joined.py).
-DECODED_RUN_MEMO_MAX = 256
-
-
-def _decode_b64_run(run: str) -> str | None:
-    if len(run) <= DECODED_RUN_MEMO_MAX:
-        return _decode_short_b64_run(run)
-    return _decode_b64_run_once(run)
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _decode_short_b64_run(run: str) -> str | None:
-    return _decode_b64_run_once(run)
-
-
-def _decode_b64_run_once(run: str) -> str | None:
-    std = run.translate(_URL_TO_STD)
-    for align in range(4):
-        chunk = std[align:]
-        rem = len(chunk) % 4
-        if rem == 1:
-            chunk = chunk[:-1]
-        elif rem:
-            chunk += "=" * (4 - rem)
-        if len(chunk) < 8:
-            return None
-        try:
-            decoded = _printable(binascii.a2b_base64(chunk))
-        except (binascii.Error, ValueError):
-            continue
-        if decoded is not None:
-            return decoded
-    return None
-
-
-def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
-    """Decode every plausible base64 / base64url run (>= 8 chars) of `text`.
-
-    A run may start mid-group when the blob is glued to other word characters, so each of the 4
-    alignments is tried; the first that decodes to mostly printable UTF-8 is kept. A token at any
-    byte position inside a longer encoded blob is therefore found (the blob decodes whole).
-    Runs wrapped over several lines (MIME/PEM) are joined first; when the joined run does not
-    decode, each line is tried on its own (one value per line).
-    Decoding stops after `max_chars` decoded characters in total (None: every run is decoded).
-    """
-    return _base64_runs(_B64_RUN.findall(text), max_chars)
-
-
-def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
-    out: list[str] = []
-    budget = max_chars if max_chars is not None else -1
-    bounded = max_chars is not None
-    for run in runs:
-        if "\n" in run:
-            lines = run.split()
-            joined = "".join(lines)
-            decoded = None if _looks_like_word(joined) else _decode_b64_run(joined)
-            found = [decoded] if decoded is not None else [
-                _decode_b64_run(line) for line in lines if not _looks_like_word(line)
-            ]
-        elif run[1:].islower() or run.isupper() or run.isdigit():  # _looks_like_word, inlined: hot
-            continue
-        else:
-            found = [_decode_b64_run(run)]
-        for decoded in found:
-            if decoded is not None:
-                out.append(decoded)
-                budget -= len(decoded)
-        if bounded and budget <= 0:
-            break
-    return out
-
-
-def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
-    """Decode every plausible hex run (>= 8 hex digits) at both nibble alignments; keep the
-    first alignment that is mostly printable UTF-8. Stops after `max_chars` decoded characters
-    (None: every run)."""
-    return _hex_runs(_B64_RUN.findall(text), max_chars)
-
-
-def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
-    """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
-    out: list[str] = []
-    budget = max_chars if max_chars is not None else -1
-    bounded = max_chars is not None
-    hex_runs = [h for run in runs if len(run) >= 8 for h in _HEX_RUN.findall(run)]
-    for run in hex_runs:
-        for align in (0, 1):
-            chunk = run[align:]
-            chunk = chunk[: len(chunk) - len(chunk) % 2]
-            decoded = _printable(bytes.fromhex(chunk))
-            if decoded is not None:
-                out.append(decoded)
-                budget -= len(decoded)
-                break
-        if bounded and budget <= 0:
-            break
-    return out
-
-
-# A run can give a decoded span only if `_base64_runs` tries to decode it (it is not word-like) or
-# if it holds 8+ hex digits (`_hex_runs`). Each alternative below is implied by one of those:
-#   1. a lower-case letter, later an upper-case one, in one run: the run is neither lower-case
-#      past its first character nor all upper-case;
-#   2. an upper-case letter past a run's first character, later a lower-case one: likewise;
-#   3. a run whose characters past the first are digits or +/_- and whose first character is not
-#      upper-case (all digits is admitted too: a superset is fine);
-#   4. 8 hex digits;
-#   5. a run continued on the next line (joined, or tried line by line).
-# Single-line runs: not word-like = (an upper-case letter past the start and a lower-case letter:
-# 1 or 2) or (no letter past the start, first character not upper-case, not all digits: 3).
-# So a text without a match has no run that decodes, and `candidate_runs` skips the `re` scan
-# (10-30x slower than this one on prose). test_normalize checks the implication on random text.
-_RUN_CHAR = "[A-Za-z0-9+/_-]"
-_ENCODED_RUN_HINT_PATTERN = (
-    rf"[a-z]{_RUN_CHAR}*[A-Z]"
-    rf"|{_RUN_CHAR}[A-Z]{_RUN_CHAR}*[a-z]"
-    r"|(?:^|[^A-Za-z0-9+/_-])[a-z0-9+/_-][0-9+/_-]{7}"
-    r"|[0-9A-Fa-f]{8}"
-    rf"|{_RUN_CHAR}{{8}}\r?\n{_RUN_CHAR}{{4}}"
-)
-
-
-@functools.cache
-def encoded_run_hint() -> Any:
-    """`_ENCODED_RUN_HINT_PATTERN`, compiled for RE2 on first use."""
-    return re2_module().compile(_ENCODED_RUN_HINT_PATTERN, re2_options())
-
-
-def may_hold_encoded_runs(text: str | bytes) -> bool:
-    """False only when no base64-alphabet run of `text` can decode to a base64 or hex span."""
-    try:
-        return encoded_run_hint().search(text) is not None
-    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: scan with `re`
-        return True
-
-
-@memo_large
-def candidate_runs(text: str) -> list[str]:
-    """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: every run,
-    or [] when `may_hold_encoded_runs` shows that none of them gives a span (same spans either way)."""
-    return _B64_RUN.findall(text) if may_hold_encoded_runs(text) else []
-
-
 # --- paths -------------------------------------------------------------------------------------
 
 # A path-like token: an optional file: scheme, an optional drive or ~ / . / .. prefix, then at
@@ -350,6 +197,7 @@ _PATH_RE_ASCII = re.compile(
     (r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\f\r \"'<>`]*)|" + _PATH_BODY).replace(r"\p{L}\p{N}", "A-Za-z0-9"),
     re.ASCII,
 )
+_PATH_BODY_ASCII = re.compile(_PATH_BODY.replace(r"\p{L}\p{N}", "A-Za-z0-9"), re.ASCII)
 
 
 def _canonical(p: str) -> str:
@@ -371,8 +219,13 @@ def _canonical_token(m: Any) -> str:
         return _canonical(p)
     # a URL: only file: URLs name a local path
     if p[:5].lower() == "file:":
-        return _path_res()[1].sub(lambda inner: _canonical(inner.group()), p)
+        body = _PATH_BODY_ASCII if p.isascii() else _path_res()[1]
+        return body.sub(_canonical_match, p)  # type: ignore[no-any-return]
     return p
+
+
+def _canonical_match(m: Any) -> str:
+    return _canonical(m.group())
 
 
 # Everything `_canonical` can change starts with one of these: a backslash, "./", a "." or ".."
@@ -402,24 +255,101 @@ def _canonical_sub(text: str) -> str:
 
 
 # Runs up to this long are remembered (a long text repeats its paths, and its decoded and
-# normalised forms hold the same runs again).
+# normalised forms hold the same runs again). A memo of a pure function: when it holds
+# RUN_MEMO_ENTRIES runs it is emptied, and a run is canonicalised again.
 RUN_MEMO_MAX = 256
+_canonical_memo: dict[str, str] = {}
+# Up to this many short ASCII runs are canonicalised one by one, more in one joined pass: the
+# same results (test_normalize_worst13 sets it to 0).
+SCALAR_MAX = 8
 
 
 def _canonical_run(run: str) -> str:
-    if len(run) <= RUN_MEMO_MAX:
-        return _canonical_short_run(run)
-    return _canonical_sub(run)
+    return _canonical_many([run])[0]
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _canonical_short_run(run: str) -> str:
-    if len(run) <= ASCII_RUN_MAX and run.isascii():
-        m = _PATH_RE_ASCII.match(run)
-        if m is not None and m.end() == len(run):  # the run is one token: what sub() would replace
-            return _canonical_token(m)
-        return _PATH_RE_ASCII.sub(_canonical_token, run)
-    return _canonical_sub(run)
+def _canonical_many(runs: list[str]) -> list[str]:
+    """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
+    joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
+    together (`_canonical_paths`); each long or non-ASCII run by RE2 (`_canonical_sub`)."""
+    out = list(map(_canonical_memo.get, runs))
+    short: list[int] = []
+    for i, run in enumerate(runs):
+        if out[i] is None:
+            if len(run) <= ASCII_RUN_MAX and run.isascii():
+                short.append(i)
+            else:
+                out[i] = _canonical_sub(run)
+    if len(short) > SCALAR_MAX:
+        for i, canonical in zip(short, _canonical_ascii([runs[i] for i in short])):
+            out[i] = canonical
+    else:  # a few runs (most texts): one at a time costs less than the joined pass
+        for i in short:
+            m = _PATH_RE_ASCII.match(runs[i])
+            if m is not None and m.end() == len(runs[i]):  # the run is one token: what sub() would replace
+                out[i] = _canonical_token(m)
+            else:
+                out[i] = _PATH_RE_ASCII.sub(_canonical_token, runs[i])
+    if len(_canonical_memo) + len(runs) > RUN_MEMO_ENTRIES:
+        _canonical_memo.clear()
+    for run, canonical in zip(runs, out):
+        if len(run) <= RUN_MEMO_MAX:
+            _canonical_memo[run] = canonical  # type: ignore[assignment]
+    return out  # type: ignore[return-value]
+
+
+# `_PATH_RE_ASCII` with the whole token as group 1 (the URL is group 2): `split` keeps both
+_PATH_SPLIT_ASCII = re.compile("(" + _PATH_RE_ASCII.pattern + ")", re.ASCII)
+
+
+def _canonical_ascii(runs: list[str]) -> list[str]:
+    """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no boundary character in
+    any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
+    boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
+    tokens, each token and its URL group, in C; the tokens are canonicalised together."""
+    parts: list[Any] = _PATH_SPLIT_ASCII.split("\n".join(runs))
+    tokens, urls = parts[1::3], parts[2::3]
+    paths = [k for k, url in enumerate(urls) if url is None]
+    for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
+        tokens[k] = canonical
+    files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
+    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
+        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files])):
+            tokens[k] = canonical
+    parts[1::3] = tokens
+    del parts[2::3]
+    out = "".join(parts).split("\n")
+    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
+    return out
+
+
+_PATH_BODY_SPLIT_ASCII = re.compile("(" + _PATH_BODY_ASCII.pattern + ")", re.ASCII)
+
+
+def _canonical_urls(urls: list[str]) -> list[str]:
+    """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character)."""
+    parts = _PATH_BODY_SPLIT_ASCII.split("\n".join(urls))
+    parts[1::2] = _canonical_paths(parts[1::2])
+    out = "".join(parts).split("\n")
+    assert len(out) == len(urls)
+    return out
+
+
+_FILE_PREFIX = re.compile(r"^file:(?://localhost)?", re.IGNORECASE | re.MULTILINE | re.ASCII)
+_LEADING_SLASHES = re.compile(r"^//+", re.MULTILINE)
+
+
+def _canonical_paths(paths: list[str]) -> list[str]:
+    """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
+    by newlines, then normpath (C) of each."""
+    joined = "\n".join(paths)
+    if ":" in joined:
+        joined = _FILE_PREFIX.sub("", joined)
+    joined = _LEADING_SLASHES.sub("/", joined.replace("\\", "/"))
+    parts = joined.split("\n")
+    if len(parts) != len(paths):  # (not seen: the runs hold no newline)
+        return [_canonical(p) for p in paths]
+    return [posixpath.normpath(p) if p else p for p in parts]
 
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -452,7 +382,36 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
 # run by run from one split at the token boundaries (a list of its runs, each looked at once);
 # a sparser one by searching for the runs that may change (prose: one scan, few runs).
 DENSE_PATHS = 64
-_BOUNDARIES = re.compile("([\t\n\f\r \"'<>`]+)")
+# A run that `_PATH_MAY_CHANGE` finds something in, unless it starts with a URL other than file:
+# (the URL is then the run's one token, up to its end, and is left as it is).
+_RUN_MAY_CHANGE = re.compile(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE.pattern + ")",
+                             re.DOTALL)
+# each token boundary as a space: ASCII text is translated by a byte table, then split by str.split
+_BOUNDARY_TO_SPACE = str.maketrans("\t\n\f\r\"'<>`", "         ")
+
+
+def _canonical_dense(text: str) -> str:
+    """`canonical_path` of a text dense with paths: split once at its token boundaries, the runs
+    that may change found by one pass over them all, canonicalised together (`_canonical_many`),
+    and put back between the untouched stretches of the text."""
+    if text.isascii():
+        runs = text.translate(_BOUNDARY_TO_SPACE).split(" ")
+    else:
+        runs = _TOKEN_BOUNDARY.split(text)
+    changing = list(compress(range(len(runs)), map(_RUN_MAY_CHANGE.match, runs)))
+    if not changing:
+        return text
+    # run i starts after the runs before it and one boundary character each
+    starts = list(accumulate(map(len, runs), initial=0))
+    pieces = []
+    done = 0
+    for i, canonical in zip(changing, _canonical_many([runs[i] for i in changing])):
+        start = starts[i] + i
+        pieces.append(text[done:start])
+        pieces.append(canonical)
+        done = start + len(runs[i])
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 @memo_large
@@ -460,10 +419,7 @@ def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
     if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
-        parts = _BOUNDARIES.split(text)
-        may_change = _PATH_MAY_CHANGE.search
-        parts[::2] = [_canonical_run(run) if may_change(run) else run for run in parts[::2]]
-        return "".join(parts)
+        return _canonical_dense(text)
     pieces = []
     done = 0
     for start, end, canonical in _canonical_runs(text):

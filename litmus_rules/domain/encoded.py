@@ -1,0 +1,351 @@
+"""Base64 and hex: the base64-alphabet runs of a text (`candidate_runs`, with the linear-time scan
+that proves most texts hold none that decodes), and what they decode to (`base64_spans`,
+`hex_spans`, and `_base64_runs` / `_hex_runs` from a text's runs). decoding.py re-exports them.
+
+A long text can hold 100k runs that only look like base64 (NFKC of fullwidth letters makes them):
+the runs are decoded in batches, a few calls into C per alignment for all of them
+(`_decode_b64_many`), and random bytes are rejected from counts made in C (`_printable_many`).
+"""
+
+from __future__ import annotations
+
+import binascii
+import functools
+import re
+from collections.abc import Iterator
+from itertools import repeat
+from operator import getitem
+from typing import Any
+
+from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+
+# --- base64 / hex spans ---------------------------------------------------------------------
+
+# MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
+_URL_TO_STD = str.maketrans("-_", "+/")
+_NONPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+# Not a limit: the decoded spans of a text are at most 3/4 of its length (each run is decoded
+# once, at one alignment), so `normalize.forms` decodes every span. Kept as a name for callers
+# that pass an explicit bound; `max_chars=None` is unbounded.
+MAX_DECODED_CHARS = 1 << 22
+
+
+def _printable(raw: bytes) -> str | None:
+    """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else None."""
+    return _printable_text(raw.decode("utf-8", "replace"))
+
+
+def _printable_text(text: str) -> str | None:
+    """`_printable` of the text `raw` decodes to (with U+FFFD for each invalid sequence)."""
+    if not text:
+        return None
+    if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
+        return text
+    # each U+FFFD is one of _NONPRINTABLE: random bytes (a run that only looks like base64) are
+    # mostly invalid UTF-8, and rejected here without the count
+    if text.count("\ufffd") * 5 > len(text):
+        return None
+    bad = len(_NONPRINTABLE.findall(text))
+    if bad * 5 > len(text):
+        return None
+    return _NONPRINTABLE.sub(" ", text) if bad else text
+
+
+def _printable_many(raws: list[bytes | None]) -> list[str | None]:
+    """`_printable` of each (None stays None). A few calls into C for all of them find the texts
+    that have too many characters of _NONPRINTABLE for sure: a U+FFFD for each invalid UTF-8
+    sequence, and the ASCII control bytes (each decodes to itself). Random bytes (a run that
+    only looks like base64) are rejected there; `_printable_text` counts exactly in the others."""
+    data = [b"" if raw is None else raw for raw in raws]
+    texts = list(map(bytes.decode, data, repeat("utf-8"), repeat("replace")))
+    invalid = map(str.count, texts, repeat("\ufffd"))
+    controls = map(len, map(bytes.translate, data, repeat(None), repeat(_NOT_CONTROL_BYTES)))
+    return [None if (f + c) * 5 > len(text) else _printable_text(text)
+            for text, f, c in zip(texts, invalid, controls)]
+
+
+# every byte but the ASCII controls of _NONPRINTABLE (deleted: what is left is counted)
+_NOT_CONTROL_BYTES = bytes(b for b in range(256) if not (b <= 0x08 or b in (0x0B, 0x0C) or 0x0E <= b <= 0x1F or b == 0x7F))
+
+
+def _looks_like_word(run: str) -> bool:
+    # Words and identifiers ("information", "Configuration", "positive_labels", "pre-flight")
+    # are valid base64 but almost never real encodings; skipping them keeps prose cheap. Real
+    # base64 of 6+ bytes practically always has an upper-case letter past its first character.
+    return run[1:].islower() or run.isupper() or run.isdigit()
+
+
+# Runs up to this long are remembered with what they decode to: a text's runs are decoded again
+# for its cleaned form, and for the joined surfaces it is one of (joined.py). A memo of a pure
+# function: when it holds RUN_MEMO_ENTRIES runs it is emptied, and a run is decoded again.
+DECODED_RUN_MEMO_MAX = 256
+RUN_MEMO_ENTRIES = 1 << 15
+_decoded_memo: dict[str, str | None] = {}
+_UNKNOWN: Any = object()
+# a run's length mod 4 -> what makes it whole groups (None: drop the last character, which
+# carries too few bits for a byte)
+_PADDING = ("", None, "==", "=")
+# Up to this many runs are decoded one by one (`_decode_b64_one`, `_hex_one`), more in batches:
+# the same results (test_normalize_worst13 sets it to 0).
+SCALAR_MAX = 8
+
+
+def _a2b_many(chunks: list[str]) -> list[bytes | None]:
+    """binascii.a2b_base64 of each (None where it fails), in one call into C while none fails."""
+    try:
+        return list(map(binascii.a2b_base64, chunks))
+    except (binascii.Error, ValueError):
+        out: list[bytes | None] = []
+        for chunk in chunks:
+            try:
+                out.append(binascii.a2b_base64(chunk))
+            except (binascii.Error, ValueError):
+                out.append(None)
+        return out
+
+
+def _decode_b64_many(runs: list[str]) -> list[str | None]:
+    """What each run decodes to: at the first of its 4 alignments whose bytes are mostly printable
+    UTF-8 (None: none is). All the runs go through each alignment together: a few calls into C
+    per alignment, not a dozen per run (a text can hold 100k runs that only look like base64)."""
+    out: list[str | None] = [None] * len(runs)
+    todo: list[int] = []
+    for i, run in enumerate(runs):
+        known = _decoded_memo.get(run, _UNKNOWN) if len(run) <= DECODED_RUN_MEMO_MAX else _UNKNOWN
+        if known is _UNKNOWN:
+            todo.append(i)
+        else:
+            out[i] = known
+    if len(todo) <= SCALAR_MAX:  # a few runs (most texts): one at a time costs less than batching
+        for i in todo:
+            out[i] = _decode_b64_one(runs[i].translate(_URL_TO_STD))
+        _remember(runs, todo, out)
+        return out
+    joined = "\n".join([runs[i] for i in todo])
+    if "-" in joined or "_" in joined:  # base64url: one translation of all the runs, not one each
+        std = joined.translate(_URL_TO_STD).split("\n")
+        if len(std) != len(todo):  # (a run holding a newline)
+            std = [runs[i].translate(_URL_TO_STD) for i in todo]
+    else:
+        std = [runs[i] for i in todo]
+    # runs of one length are cut and padded alike at each alignment: a few calls into C per length
+    by_length: dict[int, list[int]] = {}
+    for k, run in enumerate(std):
+        by_length.setdefault(len(run), []).append(k)
+    for align in range(4):
+        pending: dict[int, list[int]] = {}
+        for length, ks in by_length.items():
+            pad = _PADDING[(length - align) % 4]
+            end = length - 1 if pad is None else length
+            if end - align + len(pad or "") < 8:  # shorter: these runs decode to nothing
+                continue
+            chunks = list(map(getitem, map(std.__getitem__, ks), repeat(slice(align, end))))
+            if pad:
+                chunks = list(map(str.__add__, chunks, repeat(pad)))
+            left = []
+            for k, text in zip(ks, _printable_many(_a2b_many(chunks))):
+                if text is None:
+                    left.append(k)
+                else:
+                    out[todo[k]] = text
+            if left:
+                pending[length] = left
+        by_length = pending
+    _remember(runs, todo, out)
+    return out
+
+
+def _remember(runs: list[str], todo: list[int], out: list[str | None]) -> None:
+    if len(_decoded_memo) + len(todo) > RUN_MEMO_ENTRIES:
+        _decoded_memo.clear()
+    for i in todo:
+        if len(runs[i]) <= DECODED_RUN_MEMO_MAX:
+            _decoded_memo[runs[i]] = out[i]
+
+
+def _decode_b64_one(std: str) -> str | None:
+    """`_decode_b64_many` of one run (in the standard alphabet already)."""
+    for align in range(4):
+        chunk = std[align:]
+        pad = _PADDING[len(chunk) % 4]
+        chunk = chunk[:-1] if pad is None else chunk + pad
+        if len(chunk) < 8:
+            return None
+        try:
+            raw = binascii.a2b_base64(chunk)
+        except (binascii.Error, ValueError):
+            continue
+        text = _printable(raw)
+        if text is not None:
+            return text
+    return None
+
+
+def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
+    """Decode every plausible base64 / base64url run (>= 8 chars) of `text`.
+
+    A run may start mid-group when the blob is glued to other word characters, so each of the 4
+    alignments is tried; the first that decodes to mostly printable UTF-8 is kept. A token at any
+    byte position inside a longer encoded blob is therefore found (the blob decodes whole).
+    Runs wrapped over several lines (MIME/PEM) are joined first; when the joined run does not
+    decode, each line is tried on its own (one value per line).
+    Decoding stops after `max_chars` decoded characters in total (None: every run is decoded).
+    """
+    return _base64_runs(_B64_RUN.findall(text), max_chars)
+
+
+# Runs are decoded in batches (`_decode_b64_many`), the first ones small: a search that needs one
+# decoded span (joined.py) decodes few runs past it.
+_FIRST_BATCH = 16
+
+
+def _batches(n: int) -> Iterator[tuple[int, int]]:
+    start, size = 0, _FIRST_BATCH
+    while start < n:
+        yield start, min(n, start + size)
+        start += size
+        size *= 4
+
+
+def _base64_found(runs: list[str]) -> list[list[str | None]]:
+    """For each run, what `_base64_runs` decodes from it (None: a part that does not decode)."""
+    found: list[list[str | None]] = [[] for _ in runs]
+    whole: list[str] = []
+    whole_of: list[int] = []
+    split: list[int] = []  # wrapped runs whose lines are tried one by one
+    for i, run in enumerate(runs):
+        if "\n" in run:
+            joined = "".join(run.split())
+            if _looks_like_word(joined):
+                split.append(i)
+            else:
+                whole.append(joined)
+                whole_of.append(i)
+        elif not (run[1:].islower() or run.isupper() or run.isdigit()):  # _looks_like_word, inlined: hot
+            whole.append(run)
+            whole_of.append(i)
+    for i, decoded in zip(whole_of, _decode_b64_many(whole)):
+        if decoded is None and "\n" in runs[i]:
+            split.append(i)
+        else:
+            found[i] = [decoded]
+    if split:
+        split.sort()
+        lines = [[line for line in runs[i].split() if not _looks_like_word(line)] for i in split]
+        decoded_lines = iter(_decode_b64_many([line for each in lines for line in each]))
+        for i, each in zip(split, lines):
+            found[i] = [next(decoded_lines) for _ in each]
+    return found
+
+
+def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
+    if not runs:
+        return []
+    out: list[str] = []
+    budget = max_chars if max_chars is not None else -1
+    bounded = max_chars is not None
+    for start, end in _batches(len(runs)):
+        for found in _base64_found(runs[start:end]):
+            for decoded in found:
+                if decoded is not None:
+                    out.append(decoded)
+                    budget -= len(decoded)
+            if bounded and budget <= 0:
+                return out
+    return out
+
+
+def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
+    """Decode every plausible hex run (>= 8 hex digits) at both nibble alignments; keep the
+    first alignment that is mostly printable UTF-8. Stops after `max_chars` decoded characters
+    (None: every run)."""
+    return _hex_runs(_B64_RUN.findall(text), max_chars)
+
+
+def _hex_found(hex_runs: list[str]) -> list[str | None]:
+    """What each hex run decodes to, at the first nibble alignment that is mostly printable."""
+    if len(hex_runs) <= SCALAR_MAX:
+        return [_hex_one(run) for run in hex_runs]
+    out: list[str | None] = [None] * len(hex_runs)
+    pending = list(range(len(hex_runs)))
+    for align in (0, 1):
+        chunks = [hex_runs[k][align: len(hex_runs[k]) - (len(hex_runs[k]) - align) % 2] for k in pending]
+        tried, pending = pending, []
+        for k, text in zip(tried, _printable_many(list(map(bytes.fromhex, chunks)))):
+            if text is None:
+                pending.append(k)
+            else:
+                out[k] = text
+    return out
+
+
+def _hex_one(run: str) -> str | None:
+    for align in (0, 1):
+        chunk = run[align:]
+        text = _printable(bytes.fromhex(chunk[: len(chunk) - len(chunk) % 2]))
+        if text is not None:
+            return text
+    return None
+
+
+def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
+    """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
+    out: list[str] = []
+    budget = max_chars if max_chars is not None else -1
+    bounded = max_chars is not None
+    # one scan of the runs joined by a space (no hex run crosses it) finds what a scan of each does
+    hex_runs = _HEX_RUN.findall(" ".join(runs))
+    for start, end in _batches(len(hex_runs)):
+        for decoded in _hex_found(hex_runs[start:end]):
+            if decoded is not None:
+                out.append(decoded)
+                budget -= len(decoded)
+            if bounded and budget <= 0:
+                return out
+    return out
+
+
+# A run can give a decoded span only if `_base64_runs` tries to decode it (it is not word-like) or
+# if it holds 8+ hex digits (`_hex_runs`). Each alternative below is implied by one of those:
+#   1. a lower-case letter, later an upper-case one, in one run: the run is neither lower-case
+#      past its first character nor all upper-case;
+#   2. an upper-case letter past a run's first character, later a lower-case one: likewise;
+#   3. a run whose characters past the first are digits or +/_- and whose first character is not
+#      upper-case (all digits is admitted too: a superset is fine);
+#   4. 8 hex digits;
+#   5. a run continued on the next line (joined, or tried line by line).
+# Single-line runs: not word-like = (an upper-case letter past the start and a lower-case letter:
+# 1 or 2) or (no letter past the start, first character not upper-case, not all digits: 3).
+# So a text without a match has no run that decodes, and `candidate_runs` skips the `re` scan
+# (10-30x slower than this one on prose). test_normalize checks the implication on random text.
+_RUN_CHAR = "[A-Za-z0-9+/_-]"
+_ENCODED_RUN_HINT_PATTERN = (
+    rf"[a-z]{_RUN_CHAR}*[A-Z]"
+    rf"|{_RUN_CHAR}[A-Z]{_RUN_CHAR}*[a-z]"
+    r"|(?:^|[^A-Za-z0-9+/_-])[a-z0-9+/_-][0-9+/_-]{7}"
+    r"|[0-9A-Fa-f]{8}"
+    rf"|{_RUN_CHAR}{{8}}\r?\n{_RUN_CHAR}{{4}}"
+)
+
+
+@functools.cache
+def encoded_run_hint() -> Any:
+    """`_ENCODED_RUN_HINT_PATTERN`, compiled for RE2 on first use."""
+    return re2_module().compile(_ENCODED_RUN_HINT_PATTERN, re2_options())
+
+
+def may_hold_encoded_runs(text: str | bytes) -> bool:
+    """False only when no base64-alphabet run of `text` can decode to a base64 or hex span."""
+    try:
+        return encoded_run_hint().search(text) is not None
+    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: scan with `re`
+        return True
+
+
+@memo_large
+def candidate_runs(text: str) -> list[str]:
+    """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: every run,
+    or [] when `may_hold_encoded_runs` shows that none of them gives a span (same spans either way)."""
+    return _B64_RUN.findall(text) if may_hold_encoded_runs(text) else []
