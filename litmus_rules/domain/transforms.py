@@ -199,14 +199,9 @@ def _skeleton_table() -> dict[int, str]:
 def _skeleton_cache() -> tuple[str, Path | None]:
     """The cache key of the skeleton table (what it is built from: the confusables data, the
     Unicode database, the regex module that strips format characters) and its file, None: off."""
-    from importlib import metadata
+    from litmus_rules._resources import installed_version  # importlib.metadata's answer, without its import
 
-    versions = []
-    for dist in ("confusable-homoglyphs", "regex"):
-        try:
-            versions.append(metadata.version(dist))
-        except metadata.PackageNotFoundError:
-            versions.append(None)
+    versions = [installed_version(dist) for dist in ("confusable-homoglyphs", "regex")]
     key = hashlib.sha256(json.dumps([_SKELETON_FORMAT, unicodedata.unidata_version, sys.version_info[:2], versions,
                                      _FORMAT_PATTERN]).encode()).hexdigest()
     folder = usercache.cache_dir()

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -46,7 +45,14 @@ MAX_MANIFEST_BYTES = 16 * 2**20  # past it the manifest is ignored (with a warni
 _CHUNK = 2**20
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
-_log = logging.getLogger(__name__)  # unconfigured, Python prints a warning as its one line on stderr
+
+
+def _warning(message: str) -> None:
+    """A logging warning: unconfigured, Python prints it as its one line on stderr. (logging is
+    imported here, on the rare bad manifest, not on every start.)"""
+    import logging
+
+    logging.getLogger(__name__).warning(message)
 
 
 def sha256_file(path: str) -> str:
@@ -141,7 +147,7 @@ class Origins:
     cannot be used (default: a logging warning, which Python prints on stderr when unconfigured)."""
 
     def __init__(self, warn: Callable[[str], None] | None = None) -> None:
-        self.warn = warn if warn is not None else _log.warning
+        self.warn = warn if warn is not None else _warning
         self._folders: dict[str, _Manifest | None] = {}
 
     def origin_of(self, path: str) -> Origin | None:

@@ -1,0 +1,33 @@
+"""`regexes._pages` (the pages of a text's non-ASCII characters, which decide how a regex is
+rewritten for it) finds the same pages by its page-by-page scan as by hashing every character."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import regexes
+
+
+def _hashed(text: str) -> tuple[int, ...]:
+    return tuple(sorted({ord(c) >> 8 for c in text if ord(c) > 0x7F}))
+
+
+# ASCII, page edges (0x80, 0xff, 0x100), scripts, fullwidth, format characters, astral, tags
+_CHARS = st.one_of(st.characters(max_codepoint=0x7F), st.sampled_from("\x80\xff\u0100\u04ff\u0500\uff21\u200b\U0001d400\U000e0041"),
+                   st.characters())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CHARS, max_size=300).map("".join), st.integers(0, 5), st.integers(1, 70))
+def test_the_scan_finds_the_hashed_pages(text: str, scan_min: int, scan_max: int) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(regexes, "PAGE_SCAN_MIN", scan_min)  # scan short texts too, stop after few pages
+        mp.setattr(regexes, "PAGE_SCAN_MAX", scan_max)
+        assert regexes._pages.__wrapped__(text) == _hashed(text)
+
+
+def test_a_large_text_with_many_pages() -> None:
+    text = "a" * 5000 + "".join(chr(0x100 * p + 7) for p in range(1, 200)) + "\U0001f600" * 3
+    assert regexes._pages(text) == _hashed(text) and len(_hashed(text)) == 200
