@@ -100,6 +100,7 @@ _PROBE_MAX_MEM = 64 << 20  # RE2 memory for alternations of many literals
 # falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_PLUS_ONE = (1).__add__
 
 
 @functools.cache
@@ -112,16 +113,20 @@ def _plain_literals(form: str, lits: Iterable[str]) -> tuple[bytes, ...] | None:
     empty, so every text is a candidate). Dropped: in the raw form, those that cannot occur in a
     plain text (a backslash, a percent escape: such a text is not plain); in any form, those
     that contain another one (wherever they occur, so does the other)."""
-    usable = {lit for lit in lits
-              if form != "raw" or ("\\" not in lit and not _PERCENT_ESCAPE.search(lit))}
+    usable = set(lits) if form != "raw" else {
+        lit for lit in lits if "\\" not in lit and ("%" not in lit or not _PERCENT_ESCAPE.search(lit))}
     if "" in usable:
         return None
     kept: list[str] = []
-    for lit in sorted(usable, key=lambda lit: (len(lit), lit)):
-        if not any(k in lit for k in kept):
-            kept.append(lit)
+    # by (length, text); only a shorter literal can be inside one (equal lengths: only equal)
+    for _, same_length in itertools.groupby(sorted(sorted(usable), key=len), len):
+        if not kept:
+            kept += same_length
+        else:
+            shorter = tuple(kept)
+            kept += [lit for lit in same_length if not any(map(lit.__contains__, shorter))]
     try:
-        return tuple(lit.encode("utf-8") for lit in kept)
+        return tuple(map(str.encode, kept))  # UTF-8
     except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
         return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
 
@@ -215,9 +220,10 @@ class Haystack:
         self._joined = joined
         self._pieces = pieces
         raw = joined.encode("utf-8")
-        starts = list(itertools.accumulate(
-            (len(p.encode("utf-8")) + 1 if not self.ascii else len(p) + 1 for p in pieces[:-1]),
-            initial=1)) if pieces else []
+        # each segment starts one byte (the NUL) past the end of the one before (C-level loops:
+        # an episode has hundreds of texts)
+        sizes = map(len, pieces[:-1] if self.ascii else map(str.encode, pieces[:-1]))
+        starts = list(itertools.accumulate(map(_PLUS_ONE, sizes), initial=1)) if pieces else []
         self._forms["raw"] = form = _Form(raw, starts)
         self.size = len(raw)
 
@@ -372,7 +378,7 @@ class Haystack:
                 yield from _one_by_one(texts, range(n), test)
                 return
             lits_in.setdefault(id(form), (form, set()))[1].update(
-                lit for lit in lits if not self.ascii or lit.isascii())  # ASCII texts: ASCII forms
+                filter(bytes.isascii, lits) if self.ascii else lits)  # ASCII texts: ASCII forms
         for name, pattern in probe.patterns:
             form = self.form(name)
             if form is None:
