@@ -41,7 +41,7 @@ import contextvars
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -108,11 +108,19 @@ def _run8() -> Any:
     return re2_module().compile(r"[A-Za-z0-9+/_-]{8}", re2_options(_PROBE_MAX_MEM))
 
 
-def _plain_literals(form: str, lits: Iterable[str]) -> tuple[bytes, ...] | None:
+def _plain_literals(form: str, lits: Collection[str]) -> tuple[bytes, ...] | None:
     """The literals worth looking for in a form of plain texts, UTF-8 encoded (None: one is
     empty, so every text is a candidate). Dropped: in the raw form, those that cannot occur in a
     plain text (a backslash, a percent escape: such a text is not plain); in any form, those
     that contain another one (wherever they occur, so does the other)."""
+    if len(lits) == 1 and form != "raw":  # the common case of a probe's forms
+        (lit,) = lits
+        if not lit:
+            return None
+        try:
+            return (lit.encode("utf-8"),)
+        except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
+            return ()
     usable = set(lits) if form != "raw" else {
         lit for lit in lits if "\\" not in lit and ("%" not in lit or not _PERCENT_ESCAPE.search(lit))}
     if "" in usable:
@@ -163,8 +171,11 @@ class Probe:
            patterns: Iterable[tuple[str, Any]] = ()) -> Probe:
         """A probe for these literals and compiled patterns, per form (FORMS)."""
         kept_literals = []
+        # forms often share a literal set (the case-preserving transforms of an ASCII token)
+        done: dict[tuple[bool, frozenset[str]], tuple[bytes, ...] | None] = {}
         for form, lits in literals.items():
-            kept = _plain_literals(form, lits)
+            key = (form == "raw", frozenset(lits))
+            kept = done[key] if key in done else done.setdefault(key, _plain_literals(form, key[1]))
             if kept is None:
                 return EVERY_TEXT
             if kept:
@@ -227,39 +238,21 @@ class Haystack:
         self._forms["raw"] = form = _Form(raw, starts)
         self.size = len(raw)
 
-        def changed_by(decode: Callable[[str], str]) -> Callable[[int], bool]:
-            # forms() decodes the raw text and, when it differs, its cleaned text
-            def differs(i: int) -> bool:
-                text = texts[i]
-                try:
-                    if decode(text) != text:
-                        return True
-                    cleaned = clean(text)
-                    return cleaned != text and decode(cleaned) != cleaned
-                except LimitUnknown:  # its decoded form is unknown: the exact test says so
-                    return True
-            return differs
-
-        def path_differs(i: int) -> bool:
-            # forms() derives the path views from the cleaned and normalised texts
-            return any(path_changes(x) for x in (clean(texts[i]), full_normalise(texts[i])))
-
         def always(i: int) -> bool:
             return True
 
+        html, percent, paths = _checking(texts, "html"), _checking(texts, "percent"), _checking(texts, "paths")
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
             ("raw", b"\\", always),  # JSON escapes, Windows paths
-            ("raw", b"&", changed_by(html_unescape)),
-            ("raw", b"%", changed_by(percent_decode)),
-            ("raw", b"/", path_differs),
+            ("raw", b"&", html),
+            ("raw", b"%", percent),
+            ("raw", b"/", paths),
         ]
         if not self.ascii:
             # NFKC can make a backslash, "&", "%" (fullwidth ones, ...) that the decoders of the
             # cleaned text read, or a slash or backslash that path canonicalisation reads
-            checks += [("cleaned", b"\\", always), ("cleaned", b"&", changed_by(html_unescape)),
-                       ("cleaned", b"%", changed_by(percent_decode))]
-            checks += [(name, char, path_differs) for name in ("cleaned", "normalised")
-                       for char in (b"/", b"\\")]
+            checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent)]
+            checks += [(name, char, paths) for name in ("cleaned", "normalised") for char in (b"/", b"\\")]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
                 if i not in exact and differs(i):
@@ -277,8 +270,7 @@ class Haystack:
                     end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
                     if _run8().search(source.data, source.starts[i], end) is None:
                         continue
-                runs = _B64_RUN.findall(derive(texts[i]))
-                if _base64_runs(runs, 1) or _hex_runs(runs, 1):  # one decoded span is enough
+                if _checked("runs", derive(texts[i])):
                     exact.add(i)
         self.exact = sorted(exact)
 
@@ -423,6 +415,54 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
+
+
+def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
+    # forms() decodes the raw text and, when it differs, its cleaned text
+    def differs(text: str) -> bool:
+        try:
+            if decode(text) != text:
+                return True
+            cleaned = clean(text)
+            return cleaned != text and decode(cleaned) != cleaned
+        except LimitUnknown:  # its decoded form is unknown: the exact test says so
+            return True
+    return differs
+
+
+def _path_differs(text: str) -> bool:
+    # forms() derives the path views from the cleaned and normalised texts
+    return any(path_changes(x) for x in (clean(text), full_normalise(text)))
+
+
+def _decodes_runs(text: str) -> bool:
+    runs = _B64_RUN.findall(text)
+    return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
+
+
+# Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
+    "runs": _decodes_runs,
+}
+# Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
+# of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of
+# pure functions, bounded by entries and by the characters of the texts it holds.
+CHECKED_ENTRIES = 4096
+CHECKED_CHARS = 4 << 20
+_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS)
+
+
+def _checked(check: str, text: str) -> bool:
+    key = (check, text)
+    hit = _checked_memo.get(key)
+    if hit is None:
+        hit = _checked_memo.put(key, _CHECKS[check](text), 64 + len(text))
+    return hit
+
+
+def _checking(texts: Sequence[str], check: str) -> Callable[[int], bool]:
+    return lambda i: _checked(check, texts[i])
 
 
 def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
