@@ -317,7 +317,9 @@ class Haystack:
         if self.ascii and name in _ASCII_SAME:
             got = raw
         elif self.ascii and name in _ASCII_LOWER:
-            got = _Form(raw.data.lower(), raw.starts)
+            # one object for both: a probe's searches in a form are made once per object
+            other = next((f for n in _ASCII_LOWER if (f := self._forms.get(n)) is not None), None)
+            got = other if other is not None else _Form(raw.data.lower(), raw.starts)
         elif self.ascii and name == "skeleton":
             got = _Form(raw.data.translate(skeleton_ascii_map()), raw.starts)
         elif self.ascii and name == "skeleton-casefold":
