@@ -355,12 +355,12 @@ class Haystack:
         texts that are not plain are tested."""
         return next(self.matches(probe, test), None)
 
-    def matches(self, probe: Probe, test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
-        """Every text (index, test result) on which `test` succeeds, in order, found lazily:
-        only candidates and texts that are not plain are tested."""
+    def matches(self, probe: Probe, test: Callable[[str], W | None], start: int = 0) -> Iterator[tuple[int, W]]:
+        """Every text from `start` on (index, test result) on which `test` succeeds, in order,
+        found lazily: only candidates and texts that are not plain are tested."""
         texts, n = self.texts, len(self.texts)
         if probe.every_text:
-            yield from _one_by_one(texts, range(n), test)
+            yield from _one_by_one(texts, range(start, n), test)
             return
         # (form, literal) pairs for bytes.find and (form, pattern) pairs for RE2; a form that
         # several names share (on ASCII text, raw is also format, tags, nfkc, cleaned) once
@@ -369,14 +369,14 @@ class Haystack:
         for name, lits in probe.literals:
             form = self.form(name)
             if form is None:
-                yield from _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(start, n), test)
                 return
             lits_in.setdefault(id(form), (form, set()))[1].update(
                 filter(bytes.isascii, lits) if self.ascii else lits)  # ASCII texts: ASCII forms
         for name, pattern in probe.patterns:
             form = self.form(name)
             if form is None:
-                yield from _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(start, n), test)
                 return
             if (form, pattern) not in searches:
                 searches.append((form, pattern))
@@ -394,7 +394,7 @@ class Haystack:
         hit_in = [-1] * len(searches)
         exact = self.exact
         e = 0
-        k = 0
+        k = start
         while k < n:
             candidate = n
             for j, (form, lit) in enumerate(finds):
@@ -562,11 +562,13 @@ def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable
 
 def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callable[[str], W | None],
                   key: Any, *, enough: Callable[[int, W], bool], limit: int,
-                  tolerated: tuple[type[BaseException], ...] = ()) -> tuple[tuple[int, W], ...]:
+                  tolerated: tuple[type[BaseException], ...] = (), first_key: Any = None) -> tuple[tuple[int, W], ...]:
     """The texts (index, test result) on which `test` succeeds, in order: the first one, as
     `first_match` finds it, then more, until one satisfies `enough` or `limit` are found (the
     witnesses of a reject, to rank). What a search costs past the first hit is paid by rejects
-    only: with no hit, this is `first_match`.
+    only: with no hit, this is `first_match`. Given `first_key` (the `key` of a `first_match`
+    with the same probe and test), the first hit that one found is taken as it is and the search
+    goes on past it.
 
     An error of a `tolerated` type on a text after the first hit ends the search instead of
     being raised: the question `first_match` answers ("is there a first text?") is settled then.
@@ -580,7 +582,16 @@ def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callab
     result = hay.results.get(key, _MISSING)
     if result is _MISSING:
         found: list[tuple[int, W]] = []
-        hits = hay.matches(probe(), test)
+        first = hay.results.get(first_key, _MISSING) if first_key is not None else _MISSING
+        if first is None:  # no text at all
+            hay.results[key] = ()
+            return ()
+        if first is not _MISSING:
+            found.append(first)
+            if enough(*first):
+                hay.results[key] = result = tuple(found)
+                return result  # type: ignore[no-any-return]
+        hits = hay.matches(probe(), test, found[0][0] + 1 if found else 0)
         while len(found) < limit:
             try:
                 hit = next(hits, None)
