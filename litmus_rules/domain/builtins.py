@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import operator
 from collections.abc import Mapping
 from typing import Any, Callable
@@ -178,7 +179,6 @@ def _surface_texts(surfaces: Any, recent: Recent | None = None) -> _SurfaceTexts
 
 
 _TEXT = operator.itemgetter("text")
-_DIV64 = (64).__rfloordiv__  # x // 64
 
 
 def _plain_surface_texts(surfaces: list[Any]) -> _SurfaceTexts | None:
@@ -193,7 +193,7 @@ def _plain_surface_texts(surfaces: list[Any]) -> _SurfaceTexts | None:
     if {*map(type, texts)} != {str}:
         return None
     n = len(texts)
-    cost = 4 * (n + sum(map(_DIV64, map(len, texts))))
+    cost = 4 * (n + sum(map(operator.rshift, map(len, texts), itertools.repeat(6, n))))  # len // 64 each
     return _SurfaceTexts(texts, tuple(range(n)), (), None, None, n, max(cost, 1))
 
 

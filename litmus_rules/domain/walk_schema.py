@@ -71,6 +71,7 @@ class SchemaWalk:
 
     if TYPE_CHECKING:  # provided by walk._Walker
         out: list[Record]
+        nodes: int
 
         def enter(self, origin: str, depth: int) -> None: ...
 
@@ -91,7 +92,12 @@ class SchemaWalk:
             if node is not True and node is not False:  # boolean schemas carry no text
                 self.value(node, origin, "other", inj, ctx.tool, depth - 1, arg)
             return
-        self.enter(origin, depth)
+        # walk.enter, inline (a schema node is the walk's most frequent container): the limits
+        # are read from walk's module at each node, as enter reads them
+        if depth > limits.MAX_DEPTH or self.nodes >= limits.MAX_NODES or len(self.out) > limits.MAX_SURFACES:
+            self.enter(origin, depth)  # at a limit: raises WalkLimit
+        else:
+            self.nodes += 1
         if node.get(INJECTED) is True:
             inj = True
         tool = ctx.tool
@@ -242,3 +248,8 @@ class SchemaWalk:
 
 
 assert all(is_ident(key) for key in SCHEMA_KEYS)  # `schema` writes their origins `.key` directly
+
+
+# walk's module, for its limits: read at each schema node, as `walk._Walker.enter` reads them.
+# Imported last: walk imports this module.
+from litmus_rules.domain import walk as limits  # noqa: E402
