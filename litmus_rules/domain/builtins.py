@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
+import operator
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -167,6 +169,35 @@ def _surface_texts(surfaces: Any, recent: Recent | None = None) -> _SurfaceTexts
             held, size, first, last, known = hit
             if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
                 return known
+    found = _plain_surface_texts(surfaces) if isinstance(surfaces, list) else None
+    if found is None:
+        found = _each_surface_text(surfaces)
+    if recent is not None and isinstance(surfaces, list):
+        ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
+        recent.put(id(surfaces), (surfaces, len(surfaces), *ends, found))
+    return found
+
+
+_TEXT = operator.itemgetter("text")
+
+
+def _plain_surface_texts(surfaces: list[Any]) -> _SurfaceTexts | None:
+    """The common case in C-level passes: every element a dict whose `text` is a string (the
+    `surfaces` fact, a list made of it); None otherwise (`_each_surface_text` tells why)."""
+    if not surfaces or {*map(type, surfaces)} != {dict}:
+        return None
+    try:
+        texts = tuple(map(_TEXT, surfaces))
+    except KeyError:
+        return None
+    if {*map(type, texts)} != {str}:
+        return None
+    n = len(texts)
+    cost = 4 * (n + sum(map(operator.rshift, map(len, texts), itertools.repeat(6, n))))  # len // 64 each
+    return _SurfaceTexts(texts, tuple(range(n)), (), None, None, n, max(cost, 1))
+
+
+def _each_surface_text(surfaces: Any) -> _SurfaceTexts:
     texts: list[str] = []
     owners: list[int] = []
     unknown: list[int] = []
@@ -190,11 +221,7 @@ def _surface_texts(surfaces: Any, recent: Recent | None = None) -> _SurfaceTexts
         count = i + 1
     # what one call of `collides` or `leaks` per text charges (less the token's length)
     cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
-    found = _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
-    if recent is not None and isinstance(surfaces, list):
-        ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
-        recent.put(id(surfaces), (surfaces, len(surfaces), *ends, found))
-    return found
+    return _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
 
 
 def _a(name: str) -> str:

@@ -41,7 +41,7 @@ import contextvars
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -100,6 +100,7 @@ _PROBE_MAX_MEM = 64 << 20  # RE2 memory for alternations of many literals
 # falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_PLUS_ONE = (1).__add__
 
 
 @functools.cache
@@ -107,21 +108,33 @@ def _run8() -> Any:
     return re2_module().compile(r"[A-Za-z0-9+/_-]{8}", re2_options(_PROBE_MAX_MEM))
 
 
-def _plain_literals(form: str, lits: Iterable[str]) -> tuple[bytes, ...] | None:
+def _plain_literals(form: str, lits: Collection[str]) -> tuple[bytes, ...] | None:
     """The literals worth looking for in a form of plain texts, UTF-8 encoded (None: one is
     empty, so every text is a candidate). Dropped: in the raw form, those that cannot occur in a
     plain text (a backslash, a percent escape: such a text is not plain); in any form, those
     that contain another one (wherever they occur, so does the other)."""
-    usable = {lit for lit in lits
-              if form != "raw" or ("\\" not in lit and not _PERCENT_ESCAPE.search(lit))}
+    if len(lits) == 1 and form != "raw":  # the common case of a probe's forms
+        (lit,) = lits
+        if not lit:
+            return None
+        try:
+            return (lit.encode("utf-8"),)
+        except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
+            return ()
+    usable = set(lits) if form != "raw" else {
+        lit for lit in lits if "\\" not in lit and ("%" not in lit or not _PERCENT_ESCAPE.search(lit))}
     if "" in usable:
         return None
     kept: list[str] = []
-    for lit in sorted(usable, key=lambda lit: (len(lit), lit)):
-        if not any(k in lit for k in kept):
-            kept.append(lit)
+    # by (length, text); only a shorter literal can be inside one (equal lengths: only equal)
+    for _, same_length in itertools.groupby(sorted(sorted(usable), key=len), len):
+        if not kept:
+            kept += same_length
+        else:
+            shorter = tuple(kept)
+            kept += [lit for lit in same_length if not any(map(lit.__contains__, shorter))]
     try:
-        return tuple(lit.encode("utf-8") for lit in kept)
+        return tuple(map(str.encode, kept))  # UTF-8
     except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
         return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
 
@@ -158,8 +171,11 @@ class Probe:
            patterns: Iterable[tuple[str, Any]] = ()) -> Probe:
         """A probe for these literals and compiled patterns, per form (FORMS)."""
         kept_literals = []
+        # forms often share a literal set (the case-preserving transforms of an ASCII token)
+        done: dict[tuple[bool, frozenset[str]], tuple[bytes, ...] | None] = {}
         for form, lits in literals.items():
-            kept = _plain_literals(form, lits)
+            key = (form == "raw", frozenset(lits))
+            kept = done[key] if key in done else done.setdefault(key, _plain_literals(form, key[1]))
             if kept is None:
                 return EVERY_TEXT
             if kept:
@@ -215,45 +231,28 @@ class Haystack:
         self._joined = joined
         self._pieces = pieces
         raw = joined.encode("utf-8")
-        starts = list(itertools.accumulate(
-            (len(p.encode("utf-8")) + 1 if not self.ascii else len(p) + 1 for p in pieces[:-1]),
-            initial=1)) if pieces else []
+        # each segment starts one byte (the NUL) past the end of the one before (C-level loops:
+        # an episode has hundreds of texts)
+        sizes = map(len, pieces[:-1] if self.ascii else map(str.encode, pieces[:-1]))
+        starts = list(itertools.accumulate(map(_PLUS_ONE, sizes), initial=1)) if pieces else []
         self._forms["raw"] = form = _Form(raw, starts)
         self.size = len(raw)
-
-        def changed_by(decode: Callable[[str], str]) -> Callable[[int], bool]:
-            # forms() decodes the raw text and, when it differs, its cleaned text
-            def differs(i: int) -> bool:
-                text = texts[i]
-                try:
-                    if decode(text) != text:
-                        return True
-                    cleaned = clean(text)
-                    return cleaned != text and decode(cleaned) != cleaned
-                except LimitUnknown:  # its decoded form is unknown: the exact test says so
-                    return True
-            return differs
-
-        def path_differs(i: int) -> bool:
-            # forms() derives the path views from the cleaned and normalised texts
-            return any(path_changes(x) for x in (clean(texts[i]), full_normalise(texts[i])))
 
         def always(i: int) -> bool:
             return True
 
+        html, percent, paths = _checking(texts, "html"), _checking(texts, "percent"), _checking(texts, "paths")
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
             ("raw", b"\\", always),  # JSON escapes, Windows paths
-            ("raw", b"&", changed_by(html_unescape)),
-            ("raw", b"%", changed_by(percent_decode)),
-            ("raw", b"/", path_differs),
+            ("raw", b"&", html),
+            ("raw", b"%", percent),
+            ("raw", b"/", paths),
         ]
         if not self.ascii:
             # NFKC can make a backslash, "&", "%" (fullwidth ones, ...) that the decoders of the
             # cleaned text read, or a slash or backslash that path canonicalisation reads
-            checks += [("cleaned", b"\\", always), ("cleaned", b"&", changed_by(html_unescape)),
-                       ("cleaned", b"%", changed_by(percent_decode))]
-            checks += [(name, char, path_differs) for name in ("cleaned", "normalised")
-                       for char in (b"/", b"\\")]
+            checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent)]
+            checks += [(name, char, paths) for name in ("cleaned", "normalised") for char in (b"/", b"\\")]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
                 if i not in exact and differs(i):
@@ -271,8 +270,7 @@ class Haystack:
                     end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
                     if _run8().search(source.data, source.starts[i], end) is None:
                         continue
-                runs = _B64_RUN.findall(derive(texts[i]))
-                if _base64_runs(runs, 1) or _hex_runs(runs, 1):  # one decoded span is enough
+                if _checked("runs", derive(texts[i])):
                     exact.add(i)
         self.exact = sorted(exact)
 
@@ -319,7 +317,9 @@ class Haystack:
         if self.ascii and name in _ASCII_SAME:
             got = raw
         elif self.ascii and name in _ASCII_LOWER:
-            got = _Form(raw.data.lower(), raw.starts)
+            # one object for both: a probe's searches in a form are made once per object
+            other = next((f for n in _ASCII_LOWER if (f := self._forms.get(n)) is not None), None)
+            got = other if other is not None else _Form(raw.data.lower(), raw.starts)
         elif self.ascii and name == "skeleton":
             got = _Form(raw.data.translate(skeleton_ascii_map()), raw.starts)
         elif self.ascii and name == "skeleton-casefold":
@@ -355,12 +355,12 @@ class Haystack:
         texts that are not plain are tested."""
         return next(self.matches(probe, test), None)
 
-    def matches(self, probe: Probe, test: Callable[[str], W | None]) -> Iterator[tuple[int, W]]:
-        """Every text (index, test result) on which `test` succeeds, in order, found lazily:
-        only candidates and texts that are not plain are tested."""
+    def matches(self, probe: Probe, test: Callable[[str], W | None], start: int = 0) -> Iterator[tuple[int, W]]:
+        """Every text from `start` on (index, test result) on which `test` succeeds, in order,
+        found lazily: only candidates and texts that are not plain are tested."""
         texts, n = self.texts, len(self.texts)
         if probe.every_text:
-            yield from _one_by_one(texts, range(n), test)
+            yield from _one_by_one(texts, range(start, n), test)
             return
         # (form, literal) pairs for bytes.find and (form, pattern) pairs for RE2; a form that
         # several names share (on ASCII text, raw is also format, tags, nfkc, cleaned) once
@@ -369,14 +369,14 @@ class Haystack:
         for name, lits in probe.literals:
             form = self.form(name)
             if form is None:
-                yield from _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(start, n), test)
                 return
             lits_in.setdefault(id(form), (form, set()))[1].update(
-                lit for lit in lits if not self.ascii or lit.isascii())  # ASCII texts: ASCII forms
+                filter(bytes.isascii, lits) if self.ascii else lits)  # ASCII texts: ASCII forms
         for name, pattern in probe.patterns:
             form = self.form(name)
             if form is None:
-                yield from _one_by_one(texts, range(n), test)
+                yield from _one_by_one(texts, range(start, n), test)
                 return
             if (form, pattern) not in searches:
                 searches.append((form, pattern))
@@ -394,7 +394,7 @@ class Haystack:
         hit_in = [-1] * len(searches)
         exact = self.exact
         e = 0
-        k = 0
+        k = start
         while k < n:
             candidate = n
             for j, (form, lit) in enumerate(finds):
@@ -417,6 +417,54 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
+
+
+def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
+    # forms() decodes the raw text and, when it differs, its cleaned text
+    def differs(text: str) -> bool:
+        try:
+            if decode(text) != text:
+                return True
+            cleaned = clean(text)
+            return cleaned != text and decode(cleaned) != cleaned
+        except LimitUnknown:  # its decoded form is unknown: the exact test says so
+            return True
+    return differs
+
+
+def _path_differs(text: str) -> bool:
+    # forms() derives the path views from the cleaned and normalised texts
+    return any(path_changes(x) for x in (clean(text), full_normalise(text)))
+
+
+def _decodes_runs(text: str) -> bool:
+    runs = _B64_RUN.findall(text)
+    return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
+
+
+# Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
+    "runs": _decodes_runs,
+}
+# Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
+# of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of
+# pure functions, bounded by entries and by the characters of the texts it holds.
+CHECKED_ENTRIES = 4096
+CHECKED_CHARS = 4 << 20
+_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS)
+
+
+def _checked(check: str, text: str) -> bool:
+    key = (check, text)
+    hit = _checked_memo.get(key)
+    if hit is None:
+        hit = _checked_memo.put(key, _CHECKS[check](text), 64 + len(text))
+    return hit
+
+
+def _checking(texts: Sequence[str], check: str) -> Callable[[int], bool]:
+    return lambda i: _checked(check, texts[i])
 
 
 def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
@@ -514,11 +562,13 @@ def first_match(texts: Sequence[str], probe: Callable[[], Probe], test: Callable
 
 def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callable[[str], W | None],
                   key: Any, *, enough: Callable[[int, W], bool], limit: int,
-                  tolerated: tuple[type[BaseException], ...] = ()) -> tuple[tuple[int, W], ...]:
+                  tolerated: tuple[type[BaseException], ...] = (), first_key: Any = None) -> tuple[tuple[int, W], ...]:
     """The texts (index, test result) on which `test` succeeds, in order: the first one, as
     `first_match` finds it, then more, until one satisfies `enough` or `limit` are found (the
     witnesses of a reject, to rank). What a search costs past the first hit is paid by rejects
-    only: with no hit, this is `first_match`.
+    only: with no hit, this is `first_match`. Given `first_key` (the `key` of a `first_match`
+    with the same probe and test), the first hit that one found is taken as it is and the search
+    goes on past it.
 
     An error of a `tolerated` type on a text after the first hit ends the search instead of
     being raised: the question `first_match` answers ("is there a first text?") is settled then.
@@ -532,7 +582,16 @@ def first_matches(texts: Sequence[str], probe: Callable[[], Probe], test: Callab
     result = hay.results.get(key, _MISSING)
     if result is _MISSING:
         found: list[tuple[int, W]] = []
-        hits = hay.matches(probe(), test)
+        first = hay.results.get(first_key, _MISSING) if first_key is not None else _MISSING
+        if first is None:  # no text at all
+            hay.results[key] = ()
+            return ()
+        if first is not _MISSING:
+            found.append(first)
+            if enough(*first):
+                hay.results[key] = result = tuple(found)
+                return result  # type: ignore[no-any-return]
+        hits = hay.matches(probe(), test, found[0][0] + 1 if found else 0)
         while len(found) < limit:
             try:
                 hit = next(hits, None)

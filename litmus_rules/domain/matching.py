@@ -24,6 +24,8 @@ an explained reject.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -106,18 +108,21 @@ def _name(form: str, label: str) -> str:
 # --- searching forms ---------------------------------------------------------------------------
 
 
+_NEEDLE = operator.itemgetter(1)  # of a (label, needle) pair
+
+
 @functools.lru_cache(maxsize=512)  # tokens are mostly per-episode canaries: a small cache suffices
 def _needles(token: str, key: str) -> tuple[tuple[str, str], ...]:
     """(label, needle) pairs to look for in a form with this key; label "" = the plain token."""
     fn = KEYS[key]
-    items = [("", fn(token))]
+    needle = fn(token)
     if key == "skeleton-casefold":
         # "I" and "i" have different skeletons ("l" vs "i"); try the token in both cases so a
         # lower-case homoglyph of an upper-case token is still found.
-        items += [("", fn(token.lower())), ("", fn(token.upper()))]
+        return tuple(distinct_forms([("", needle), ("", fn(token.lower())), ("", fn(token.upper()))]))
     if key == "raw":
-        items += encoded_forms(token)
-    return tuple(distinct_forms(items))
+        return tuple(distinct_forms([("", needle), *encoded_forms(token)]))
+    return (("", needle),) if needle else ()  # distinct_forms of one
 
 
 @functools.lru_cache(maxsize=4096)
@@ -328,7 +333,7 @@ def _leak_probe(token: str) -> Probe:
     # the key of each of its views (`_plan`).
     literals: dict[str, set[str]] = {}
     for key in KEYS:
-        literals.setdefault(KEY_FORM[key], set()).update(needle for _, needle in _needles(token, key))
+        literals.setdefault(KEY_FORM[key], set()).update(map(_NEEDLE, _needles(token, key)))
     return Probe.of(literals)
 
 
@@ -352,7 +357,7 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
     patterns: list[tuple[str, Any]] = []
     if kind == "substring":
         for key in keys:
-            literals.setdefault(KEY_FORM[key], set()).update(needle for _, needle in _needles(value, key))
+            literals.setdefault(KEY_FORM[key], set()).update(map(_NEEDLE, _needles(value, key)))
         overlap_literals: tuple[str, ...] = (value,)
     else:
         try:
@@ -375,7 +380,8 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
 
 def _require_texts(texts: Sequence[str], what: str) -> tuple[str, ...]:
     texts = tuple(texts)
-    if not all(isinstance(text, str) for text in texts):
+    # one C-level pass (an episode has hundreds of texts, asked of per signal and per canary)
+    if not all(map(isinstance, texts, itertools.repeat(str))):
         bad = next(text for text in texts if not isinstance(text, str))
         raise EvaluationError(f"{what} expects texts, got {type(bad).__name__}")
     return texts

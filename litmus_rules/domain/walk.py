@@ -161,6 +161,8 @@ class _Walker(SchemaWalk):
         cls = value.__class__
         if cls is str:
             self.out.append((origin, kind, value, inj, tool, arg))
+        elif cls is int or cls is float:  # before the Mapping test below, an ABC's (slow) one
+            self.out.append((origin, kind, self.render(value, origin), inj, tool, arg))
         elif cls is dict or (cls is not list and isinstance(value, Mapping)):
             self.mapping(value, origin, kind, inj, tool, depth + 1, arg)
         elif cls is list or cls is tuple:

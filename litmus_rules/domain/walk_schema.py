@@ -71,6 +71,7 @@ class SchemaWalk:
 
     if TYPE_CHECKING:  # provided by walk._Walker
         out: list[Record]
+        nodes: int
 
         def enter(self, origin: str, depth: int) -> None: ...
 
@@ -91,31 +92,57 @@ class SchemaWalk:
             if node is not True and node is not False:  # boolean schemas carry no text
                 self.value(node, origin, "other", inj, ctx.tool, depth - 1, arg)
             return
-        self.enter(origin, depth)
+        # walk.enter, inline (a schema node is the walk's most frequent container): the limits
+        # are read from walk's module at each node, as enter reads them
+        if depth > limits.MAX_DEPTH or self.nodes >= limits.MAX_NODES or len(self.out) > limits.MAX_SURFACES:
+            self.enter(origin, depth)  # at a limit: raises WalkLimit
+        else:
+            self.nodes += 1
         if node.get(INJECTED) is True:
             inj = True
         tool = ctx.tool
         deferred = None
         append = self.out.append
+        # The keywords in the order of how often schemas use them: `type` (skipped when it is a
+        # format word, before its origin is written), texts, properties, whole values, lists.
         for key, item in node.items():
             if key.__class__ is not str:
                 key = key_text(key)
             how = SCHEMA_KEYS.get(key)
-            sub = f"{origin}.{key}" if is_ident(key) else key_origin(origin, key)
             if how is None:
                 if key == INJECTED and (item is True or item is False):
                     continue
+                sub = f"{origin}.{key}" if is_ident(key) else key_origin(origin, key)
                 if key not in FORMAT_KEYS:
-                    self.emit(sub, "key", key, inj, tool, arg)
+                    append((sub, "key", key, inj, tool, arg))
                 # vendor `x-` keys and any keyword not followed as a schema: read as data
-                self.value(item, sub, "other", inj, tool, depth, arg)
+                if item.__class__ is str:
+                    append((sub, "other", item, inj, tool, arg))
+                else:
+                    self.value(item, sub, "other", inj, tool, depth, arg)
                 continue
             mode, kind = how
+            if mode == TYPE and item.__class__ is str and item in FORMAT_WORDS:
+                continue
+            sub = f"{origin}.{key}"  # every keyword is identifier-like (asserted below)
             if mode == TEXT:
                 if item.__class__ is str:
                     append((sub, kind, item, inj, tool, arg))
                 else:
                     self.value(item, sub, kind, inj, tool, depth, arg)
+            elif mode == PROPS:
+                if item.__class__ is not dict and not isinstance(item, Mapping):
+                    self.value(item, sub, "other", inj, tool, depth, arg)
+                    continue
+                self.enter(sub, depth + 1)
+                args = on_args
+                for name, child in item.items():
+                    if name.__class__ is not str:
+                        name = key_text(name)
+                    child_origin = f"{sub}.{name}" if is_ident(name) else key_origin(sub, name)
+                    child_arg = (f"{arg}.{name}" if arg else name) if args else None
+                    append((child_origin, kind, name, inj, tool, child_arg))
+                    self.schema(child, child_origin, ctx, depth + 2, child_arg, args, inj)
             elif mode == WHOLE:
                 append((sub, kind, item if item.__class__ is str else self.render(item, sub), inj, tool, arg))
             elif mode == EACH:
@@ -128,9 +155,9 @@ class SchemaWalk:
                 else:  # an `enum` that is not a list is no enum: read it as data
                     self.value(item, sub, "other", inj, tool, depth, arg)
             elif mode == TYPE:
-                if item.__class__ is str and item in FORMAT_WORDS:
-                    continue
-                if item.__class__ is list:
+                if item.__class__ is str:  # not a format word (above)
+                    append((sub, kind, item, inj, tool, arg))
+                elif item.__class__ is list:
                     self.enter(sub, depth + 1)
                     for i, v in enumerate(item):
                         if not is_word(v):
@@ -159,22 +186,20 @@ class SchemaWalk:
                         self.schema(v, f"{sub}[{i}]", ctx, depth + 2, arg, on_args, inj)
                 else:
                     self.schema(item, sub, ctx, depth + 1, arg, False, inj)
-            elif not isinstance(item, Mapping):  # PROPS, PATTERNS, NAMED, DEFS need an object
+            elif item.__class__ is not dict and not isinstance(item, Mapping):  # PATTERNS, NAMED, DEFS need an object
                 self.value(item, sub, "other", inj, tool, depth, arg)
             elif mode == DEFS:
                 # Definitions last: those already reached through a $ref (with their argument
                 # name) are not listed a second time without one.
                 deferred = (deferred or []) + [(sub, item)]
-            else:
+            else:  # PATTERNS, NAMED: property names that are not the tool's argument names
                 self.enter(sub, depth + 1)
-                args = on_args and mode == PROPS
                 for name, child in item.items():
                     if name.__class__ is not str:
                         name = key_text(name)
                     child_origin = f"{sub}.{name}" if is_ident(name) else key_origin(sub, name)
-                    child_arg = (f"{arg}.{name}" if arg else name) if args else None
-                    append((child_origin, kind, name, inj, tool, child_arg))
-                    self.schema(child, child_origin, ctx, depth + 2, child_arg, args, inj)
+                    append((child_origin, kind, name, inj, tool, None))
+                    self.schema(child, child_origin, ctx, depth + 2, None, False, inj)
         for sub, defs in deferred or ():
             self.enter(sub, depth + 1)
             for name, child in defs.items():
@@ -197,7 +222,7 @@ class SchemaWalk:
         node: Any = ctx.root
         origin = ctx.root_origin
         for token in tokens:
-            if isinstance(node, Mapping) and token in node:
+            if (node.__class__ is dict or isinstance(node, Mapping)) and token in node:
                 node = node[token]
                 origin = key_origin(origin, token)
             elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
@@ -220,3 +245,11 @@ class SchemaWalk:
         finally:
             ctx.stack.discard(origin)
         return True
+
+
+assert all(is_ident(key) for key in SCHEMA_KEYS)  # `schema` writes their origins `.key` directly
+
+
+# walk's module, for its limits: read at each schema node, as `walk._Walker.enter` reads them.
+# Imported last: walk imports this module.
+from litmus_rules.domain import walk as limits  # noqa: E402

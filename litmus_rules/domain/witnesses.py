@@ -75,7 +75,7 @@ def _collect(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[
         return w.rank(_flag(inj, i)) == 1
 
     hits = first_matches(texts, probe, test, ("ranked", *key, inj, limit), enough=enough, limit=limit,
-                         tolerated=tolerated)
+                         tolerated=tolerated, first_key=key)
     return _ranked(hits, inj)
 
 
