@@ -9,6 +9,9 @@ import re
 from typing import Any
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)  # json.dumps builds one per call
+
+
 def render_value(value: Any) -> str:
     """Strings as they are; anything else as compact JSON (what a model would read)."""
     if isinstance(value, str):
@@ -16,7 +19,7 @@ def render_value(value: Any) -> str:
     if value.__class__ is int:  # what json.dumps writes, 20x faster
         return int.__repr__(value)
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _COMPACT.encode(value)
     except (ValueError, TypeError, RecursionError):
         # Circular containers (possible from YAML anchors) or odd keys: still give some text.
         return repr(value)
