@@ -303,34 +303,10 @@ class JSONTraceBuilder(TraceBuilder):
         reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
         children: list[Any], let_definition: Any, where: str | None = None,
     ) -> Any:
-        # `_node_json`, inlined (one call less for every node of every trace), same keys, same order
-        d: dict[str, Any] = {"kind": static[1], "expr": static[2], "location": static[3], "evaluated": evaluated}
-        if evaluated:
-            cls = value.__class__
-            if cls is bool or value is None or cls is int or (cls is str and len(value) <= TRACE_STRING):
-                d["value"] = value
-            else:
-                d["value"] = self.values.copy(value)
-        if error:
-            d["error"] = error
-        if reads:
-            d["reads"] = reads
-        if missing:
-            d["missing"] = missing
-        if let:
-            d["let"] = let
-        if where:
-            d["where"] = where
-        if binding:
-            d["binding"] = dict(binding)
-        if children:
-            if self.compact:
-                children = [c for c in children if c["evaluated"]]
-                if children:
-                    d["children"] = children
-            else:
-                d["children"] = children
-        return d
+        if self.compact and children:
+            children = [c for c in children if c["evaluated"]]
+        return _node_json(static[1], static[2], static[3], evaluated, value, error, reads, missing, binding, let,
+                          children, self.values, where)
 
 
 def _node_json(
@@ -341,7 +317,11 @@ def _node_json(
     """One trace node's JSON object; its keys in the order the verdict JSON has always had."""
     d: dict[str, Any] = {"kind": kind, "expr": text, "location": location, "evaluated": evaluated}
     if evaluated:
-        d["value"] = values.copy(value)
+        cls = value.__class__  # the common scalars as `values.copy` gives them, without its call
+        if cls is bool or value is None or cls is int or (cls is str and len(value) <= TRACE_STRING):
+            d["value"] = value
+        else:
+            d["value"] = values.copy(value)
     if error:
         d["error"] = error
     if reads:
