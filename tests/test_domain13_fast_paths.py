@@ -17,7 +17,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import builtins, joined, matching, witnesses
+from litmus_rules.cache import BoundedCache
+from litmus_rules.domain import builtins, joined, matching, textchecks, witnesses
 from litmus_rules.lang.values import UNKNOWN
 
 TOKEN = "lc-7f3a9b2c1d0e"
@@ -72,7 +73,7 @@ def test_ranked_witnesses_are_the_same_after_a_first_match(texts: list[str], inj
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(TEXTS, min_size=1, max_size=8))
 def test_kept_decoder_checks_answer_as_fresh_ones(texts: list[str]) -> None:
-    joined._checked_memo.clear()
+    textchecks._checked_memo.clear()
     fresh = joined.Haystack(tuple(texts)).exact
     again = joined.Haystack(tuple(reversed(texts))).exact  # the same texts, their checks kept
     assert again == sorted(len(texts) - 1 - i for i in fresh)
@@ -83,9 +84,9 @@ def test_kept_decoder_checks_answer_as_fresh_ones(texts: list[str]) -> None:
 
 
 def test_kept_decoder_checks_stay_within_their_bounds(monkeypatch: Any) -> None:
-    monkeypatch.setattr(joined, "_checked_memo", joined.BoundedCache(8, 4096))
+    monkeypatch.setattr(textchecks, "_checked_memo", BoundedCache(8, 4096))
     texts = [f"/tmp/{i}/./file&amp;{i}" for i in range(50)]
     first = joined.Haystack(tuple(texts)).exact
-    assert len(joined._checked_memo) <= 8
-    assert joined._checked_memo._weight <= max(4096, 64 + max(map(len, texts)))
+    assert len(textchecks._checked_memo) <= 8
+    assert textchecks._checked_memo._weight <= max(4096, 64 + max(map(len, texts)))
     assert joined.Haystack(tuple(texts)).exact == first == list(range(50))  # evicted answers made again

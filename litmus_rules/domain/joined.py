@@ -47,23 +47,14 @@ from typing import Any, TypeVar
 import attrs
 
 from litmus_rules.cache import BoundedCache
-from litmus_rules.domain.decoding import (
-    _B64_RUN,
-    LimitUnknown,
-    _base64_runs,
-    _hex_runs,
-    encoded_run_hint,
-    html_unescape,
-    path_changes,
-    percent_decode,
-)
+from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
+from litmus_rules.domain.textchecks import checked, checking
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
     clean,
     decode_tag_chars,
-    full_normalise,
     nfkc,
     skeleton_ascii_map,
     skeleton_key,
@@ -241,7 +232,7 @@ class Haystack:
         def always(i: int) -> bool:
             return True
 
-        html, percent, paths = _checking(texts, "html"), _checking(texts, "percent"), _checking(texts, "paths")
+        html, percent, paths = checking(texts, "html"), checking(texts, "percent"), checking(texts, "paths")
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
             ("raw", b"\\", always),  # JSON escapes, Windows paths
             ("raw", b"&", html),
@@ -270,7 +261,7 @@ class Haystack:
                     end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
                     if _run8().search(source.data, source.starts[i], end) is None:
                         continue
-                if _checked("runs", derive(texts[i])):
+                if checked("runs", derive(texts[i])):
                     exact.add(i)
         self.exact = sorted(exact)
 
@@ -417,54 +408,6 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
-
-
-def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
-    # forms() decodes the raw text and, when it differs, its cleaned text
-    def differs(text: str) -> bool:
-        try:
-            if decode(text) != text:
-                return True
-            cleaned = clean(text)
-            return cleaned != text and decode(cleaned) != cleaned
-        except LimitUnknown:  # its decoded form is unknown: the exact test says so
-            return True
-    return differs
-
-
-def _path_differs(text: str) -> bool:
-    # forms() derives the path views from the cleaned and normalised texts
-    return any(path_changes(x) for x in (clean(text), full_normalise(text)))
-
-
-def _decodes_runs(text: str) -> bool:
-    runs = _B64_RUN.findall(text)
-    return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
-
-
-# Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
-_CHECKS: dict[str, Callable[[str], bool]] = {
-    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
-    "runs": _decodes_runs,
-}
-# Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
-# of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of
-# pure functions, bounded by entries and by the characters of the texts it holds.
-CHECKED_ENTRIES = 4096
-CHECKED_CHARS = 4 << 20
-_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS)
-
-
-def _checked(check: str, text: str) -> bool:
-    key = (check, text)
-    hit = _checked_memo.get(key)
-    if hit is None:
-        hit = _checked_memo.put(key, _CHECKS[check](text), 64 + len(text))
-    return hit
-
-
-def _checking(texts: Sequence[str], check: str) -> Callable[[int], bool]:
-    return lambda i: _checked(check, texts[i])
 
 
 def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:

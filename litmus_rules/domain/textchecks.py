@@ -1,0 +1,69 @@
+"""Whether a text is changed by a decoder (HTML, percent, path canonicalisation, base64/hex runs),
+as `joined.Haystack` asks it before deriving a text's decoded forms: pure functions of the text,
+their answers kept by text in a bounded memo."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from litmus_rules.cache import BoundedCache
+from litmus_rules.domain.decoding import (
+    _B64_RUN,
+    LimitUnknown,
+    _base64_runs,
+    _hex_runs,
+    html_unescape,
+    path_changes,
+    percent_decode,
+)
+from litmus_rules.domain.transforms import clean, full_normalise
+
+__all__ = ["CHECKED_CHARS", "CHECKED_ENTRIES", "checked", "checking"]
+
+
+def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
+    # forms() decodes the raw text and, when it differs, its cleaned text
+    def differs(text: str) -> bool:
+        try:
+            if decode(text) != text:
+                return True
+            cleaned = clean(text)
+            return cleaned != text and decode(cleaned) != cleaned
+        except LimitUnknown:  # its decoded form is unknown: the exact test says so
+            return True
+    return differs
+
+
+def _path_differs(text: str) -> bool:
+    # forms() derives the path views from the cleaned and normalised texts
+    return any(path_changes(x) for x in (clean(text), full_normalise(text)))
+
+
+def _decodes_runs(text: str) -> bool:
+    runs = _B64_RUN.findall(text)
+    return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
+
+
+# Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
+    "runs": _decodes_runs,
+}
+# Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
+# of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of
+# pure functions, bounded by entries and by the characters of the texts it holds.
+CHECKED_ENTRIES = 4096
+CHECKED_CHARS = 4 << 20
+_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS)
+
+
+def checked(check: str, text: str) -> bool:
+    key = (check, text)
+    hit = _checked_memo.get(key)
+    if hit is None:
+        hit = _checked_memo.put(key, _CHECKS[check](text), 64 + len(text))
+    return hit
+
+
+def checking(texts: Sequence[str], check: str) -> Callable[[int], bool]:
+    return lambda i: checked(check, texts[i])
