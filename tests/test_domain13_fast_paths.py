@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.cache import BoundedCache
-from litmus_rules.domain import builtins, joined, matching, textchecks, witnesses
+from litmus_rules.domain import joined, matching, surface_texts, textchecks, witnesses
 from litmus_rules.lang.values import UNKNOWN
 
 TOKEN = "lc-7f3a9b2c1d0e"
@@ -40,14 +40,14 @@ SURFACE = st.one_of(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(SURFACE, max_size=6))
 def test_surface_texts_read_in_c_passes_agree_with_the_element_by_element_reading(surfaces: list[Any]) -> None:
-    fast = builtins._plain_surface_texts(surfaces)
-    slow = builtins._each_surface_text(surfaces)
+    fast = surface_texts.plain_surface_texts(surfaces)
+    slow = surface_texts.each_surface_text(surfaces)
     if fast is not None:
         assert fast == slow
     else:  # the shortcut declines only lists it cannot read whole
         assert not surfaces or slow.unknown or slow.soft or slow.hard or any(
             s.__class__ is not dict or s.get("text").__class__ is not str for s in surfaces)
-    assert builtins._surface_texts(surfaces) == slow
+    assert surface_texts.surface_texts(surfaces) == slow
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

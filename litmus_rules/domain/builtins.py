@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import bisect
 import functools
-import itertools
-import operator
 from collections.abc import Mapping
 from typing import Any, Callable
 
 import attrs
 
 from litmus_rules.cache import BoundedCache
+from litmus_rules.domain.surface_texts import Recent, surface_texts
 from litmus_rules.lang import builtins as lang_builtins
 from litmus_rules.lang import types as t
 from litmus_rules.lang.builtins import Builtin, Param, registrar, text_cost
@@ -137,103 +136,12 @@ SURFACE_WITNESS = t.union(
 )
 
 
-@attrs.frozen
-class _SurfaceTexts:
-    """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order.
-
-    Per element, `any t in surfaces: leaks(token, t.text)` (or `collides`) is: an error where `t`
-    is neither an object nor null (`t.text` fails); unknown where `t` is null or has no `text`,
-    or where another argument is unknown; an error where `text` is not a string (the built-in's
-    argument check); else the search. The loop stops at the first true or the first error."""
-
-    texts: tuple[str, ...]  # the string texts before `hard`
-    owners: tuple[int, ...]  # index in the list of each text's surface
-    unknown: tuple[int, ...]  # elements before `hard` whose text is unknown (null element, no `text`)
-    soft: tuple[int, str] | None  # the first element before `hard` whose `text` is not a string
-    hard: tuple[int, str] | None  # the first element that is neither an object nor null
-    count: int  # elements before `hard`
-    cost: int
-
-
-# The last few lists read, with their texts (a RuleSet's cache, keyed by the list's id): a call's
-# cost reads its list, then the call does, then the next call over the same list (rule values are
-# never changed in place; the length and end elements are compared all the same).
-RECENT_SURFACE_LISTS = 4
-Recent = BoundedCache[tuple[list[Any], int, Any, Any, _SurfaceTexts]]
-
-
-def _surface_texts(surfaces: Any, recent: Recent | None = None) -> _SurfaceTexts:
-    if recent is not None and isinstance(surfaces, list):
-        hit = recent.get(id(surfaces))
-        if hit is not None:
-            held, size, first, last, known = hit
-            if held is surfaces and len(held) == size and (not size or (held[0] is first and held[-1] is last)):
-                return known
-    found = _plain_surface_texts(surfaces) if isinstance(surfaces, list) else None
-    if found is None:
-        found = _each_surface_text(surfaces)
-    if recent is not None and isinstance(surfaces, list):
-        ends = (surfaces[0], surfaces[-1]) if surfaces else (None, None)
-        recent.put(id(surfaces), (surfaces, len(surfaces), *ends, found))
-    return found
-
-
-_TEXT = operator.itemgetter("text")
-
-
-def _plain_surface_texts(surfaces: list[Any]) -> _SurfaceTexts | None:
-    """The common case in C-level passes: every element a dict whose `text` is a string (the
-    `surfaces` fact, a list made of it); None otherwise (`_each_surface_text` tells why)."""
-    if not surfaces or {*map(type, surfaces)} != {dict}:
-        return None
-    try:
-        texts = tuple(map(_TEXT, surfaces))
-    except KeyError:
-        return None
-    if {*map(type, texts)} != {str}:
-        return None
-    n = len(texts)
-    cost = 4 * (n + sum(map(operator.rshift, map(len, texts), itertools.repeat(6, n))))  # len // 64 each
-    return _SurfaceTexts(texts, tuple(range(n)), (), None, None, n, max(cost, 1))
-
-
-def _each_surface_text(surfaces: Any) -> _SurfaceTexts:
-    texts: list[str] = []
-    owners: list[int] = []
-    unknown: list[int] = []
-    soft = hard = None
-    count = 0
-    for i, s in enumerate(surfaces if isinstance(surfaces, list) else ()):
-        if s is None:
-            unknown.append(i)
-        elif not isinstance(s, dict):
-            hard = (i, f"surface {i} is {_a(type_name(s))}, not an object with a `text`")
-            break
-        else:
-            text = s.get("text", UNKNOWN)
-            if isinstance(text, str):
-                texts.append(text)
-                owners.append(i)
-            elif text is UNKNOWN:
-                unknown.append(i)
-            elif soft is None:
-                soft = (i, f"the `text` of surface {i} is {type_name(text)}, not a string")
-        count = i + 1
-    # what one call of `collides` or `leaks` per text charges (less the token's length)
-    cost = 4 * (len(texts) + sum(len(x) // 64 for x in texts))
-    return _SurfaceTexts(tuple(texts), tuple(owners), tuple(unknown), soft, hard, count, max(cost, 1))
-
-
-def _a(name: str) -> str:
-    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
-
-
 def _strongest_surface(fn: str, surfaces: Any, known: bool,
                        search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any],
                        recent: Recent | None, haystacks: BoundedCache[Any] | None) -> Any:
     """The strongest witness `search` finds (witnesses.py: ranked, with each surface's `origin`
     and `injected`), decided as `any t in surfaces: <per-text built-in>(..., t.text)` would be
-    (see _SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
+    (see surface_texts.SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
     element was unknown; else false. `known`: every other argument is known (else `search` is
     not run, as the per-text built-in is not called). Null surfaces are unknown, as the loop
     over them is. The surfaces' `injected` flags are read only when there is a hit to rank."""
@@ -242,7 +150,7 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
     if surfaces is UNKNOWN or surfaces is None:
         return UNKNOWN
     _need(surfaces, list, "a list of surfaces", fn)
-    st = _surface_texts(surfaces, recent)
+    st = surface_texts(surfaces, recent)
     if not known:
         if st.hard is not None:
             raise EvalFailure(f"`{fn}`: {st.hard[1]}")
@@ -291,8 +199,8 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
     "strongest witness (verbatim before decoded, injected surfaces first), with the surface's "
     "`origin` and `injected`, and `witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the token
-    cost=lambda args, recent=None: _surface_texts(args[1], recent).cost + 4 * len(
-        _surface_texts(args[1], recent).texts) * (len(args[0]) // 64 if isinstance(args[0], str) else 0),
+    cost=lambda args, recent=None: surface_texts(args[1], recent).cost + 4 * len(
+        surface_texts(args[1], recent).texts) * (len(args[0]) // 64 if isinstance(args[0], str) else 0),
 )
 def _leak(token: Any, surfaces: Any, *, recent: Recent | None = None, haystacks: BoundedCache[Any] | None = None) -> Any:
     from litmus_rules.domain.witnesses import ranked_leaks
@@ -314,7 +222,7 @@ def _leak(token: Any, surfaces: Any, *, recent: Recent | None = None, haystacks:
     "partial, injected surfaces first), with the surface's `origin` and `injected`, and "
     "`witnesses`: up to five, strongest first; false when none.",
     sees_unknown=True,  # to decide like the loop it replaces: false on no surfaces, whatever the signal
-    cost=lambda args, recent=None: _surface_texts(args[1], recent).cost,
+    cost=lambda args, recent=None: surface_texts(args[1], recent).cost,
 )
 def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = COMMON_ZIPF, *,
                recent: Recent | None = None, haystacks: BoundedCache[Any] | None = None) -> Any:

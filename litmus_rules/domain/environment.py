@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from litmus_rules.cache import BoundedCache
-from litmus_rules.domain import builtins, facts, joined
+from litmus_rules.domain import builtins, facts, joined, surface_texts
 from litmus_rules.errors import Diagnostic
 from litmus_rules.lang import ast
 from litmus_rules.lang.checker import Checker
@@ -21,7 +21,7 @@ from litmus_rules.lang.evaluate.reference import Reference as _Reference
 def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
     """The domain environment, with caches of its own (read from the built-in table now, so a
     built-in replaced in `builtins.REGISTRY` is the one the next ruleset uses)."""
-    recent: builtins.Recent = BoundedCache(builtins.RECENT_SURFACE_LISTS)
+    recent: surface_texts.Recent = BoundedCache(surface_texts.RECENT_SURFACE_LISTS)
     stopped: BoundedCache[tuple[Any, str]] = BoundedCache(facts.STOPPED_ENTRIES)
     return Environment(
         builtins.with_caches(builtins.REGISTRY, recent, joined._HaystackCache()),
