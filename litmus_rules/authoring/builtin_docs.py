@@ -48,7 +48,7 @@ NOTES: Mapping[str, Note] = {
     "unique": Note("1 unit", "len(unique([c.value for c in canaries])) < len(canaries)"),
     "matches": Note(
         _TEXT, 'any t in surfaces: matches(t.text, "(?i)ignore (all )?previous instructions")',
-        "A pattern that cannot be evaluated in bounded time (its time budget spent) is unknown.",
+        "A pattern that cannot be evaluated in bounded time (its search budget, counted in characters searched, spent; or a backtracking search out of time) is unknown.",
     ),
     "transcript_text": Note(
         "1 unit, plus 1 per 256 characters of the transcript as text",

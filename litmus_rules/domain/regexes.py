@@ -6,11 +6,15 @@ engine-dependent construct (pyregex.py) and run with RE2 (linear time) when it h
 lacks, else with the `regex` module under a timeout. A pattern that cannot be settled raises
 `RegexUnknown`, which the rules treat as unknown (fail closed).
 
-Time is bounded twice: each search by REGEX_TIMEOUT, and all the searches of one regex by
-REGEX_BUDGET (cumulative) within a `regex_budget()` scope: one evaluation (RuleSet.evaluate), or
-one search over many texts (matching.first_collision) when no evaluation is under way. Outside
-any scope only the per-search limit holds. `name_signal` gives a scope's account the signal's id,
-for the message.
+Searching is bounded three ways. Each search with the backtracking engine by REGEX_TIMEOUT. And all
+the searches of one regex within a `regex_budget()` scope (one evaluation, RuleSet.evaluate, or one
+search over many texts, matching.first_collision, when no evaluation is under way) by REGEX_BUDGET,
+counted in characters searched: RE2 is linear, so a count of characters bounds its time and, unlike
+a clock, gives the same verdict on any machine under any load. A character searched by the
+backtracking engine counts BACKTRACK_WEIGHT. Its time is not a function of the text's length,
+so its searches also count against REGEX_TIME_LIMIT seconds per scope, a backstop that a
+pattern which is not pathological does not reach. Outside any scope only the per-search limit
+holds. `name_signal` gives a scope's account the signal's id, for the message.
 
 `regex_probe` gives an RE2 pattern that matches wherever the pattern matches (a superset, for
 searching many texts joined by NUL at once); `regex_literals` lists the literal runs every
@@ -34,12 +38,14 @@ from litmus_rules.domain.regexlits import required_literals
 from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
 
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
-REGEX_BUDGET = 0.5  # seconds of searching per regex per budget scope (an evaluation, or one search over many texts)
+REGEX_BUDGET = 32_000_000  # characters searched per regex per budget scope (an evaluation, or one search over many texts)
+BACKTRACK_WEIGHT = 4  # a character searched by the backtracking engine counts this many
+REGEX_TIME_LIMIT = 2.0  # seconds of backtracking searches per regex per budget scope (the backstop)
 MAX_PATTERN_LEN = 10_000
 # A rewritten pattern spells out its classes; the `regex` module parses some 20-50 KB/s, so a
 # rewrite past this many characters is not compiled (unknown) rather than costing a second.
 MAX_REWRITTEN_LEN = 20_000
-_clock = time.perf_counter  # what the budget is measured with (tests count searches with it)
+_clock = time.perf_counter  # what REGEX_TIME_LIMIT is measured with
 
 
 class RegexUnknown(EvaluationError):
@@ -171,36 +177,59 @@ def regex_probe(pattern: str, flags: Sequence[str] = ()) -> Any:
 
 
 class _Account:
-    """Time spent on one signal's searches."""
+    """What one regex's searches have cost in a scope: characters searched (weighted), and the
+    seconds of its backtracking searches."""
 
-    __slots__ = ("signal", "budget", "spent", "searches", "texts")
+    __slots__ = ("signal", "budget", "time_limit", "spent", "seconds", "searches", "texts", "refused")
 
-    def __init__(self, signal: str | None, budget: float) -> None:
+    def __init__(self, signal: str | None, budget: int, time_limit: float) -> None:
         self.signal = signal
         self.budget = budget
-        self.spent = 0.0
+        self.time_limit = time_limit
+        self.spent = 0
+        self.seconds = 0.0
         self.searches = 0
         self.texts: set[int] = set()
+        self.refused: str | None = None  # which limit was reached: no search is made past it
+
+    def charge(self, pattern: str, text: str, weight: int = 1) -> None:
+        """Count a search of `text` before it is made; raise RegexUnknown if it would go past the
+        budget (so whether a search is made depends on the texts alone, never on the clock)."""
+        if self.refused is None and self.spent + (len(text) + 1) * weight > self.budget:
+            self.refused = "budget"
+        if self.refused is not None:
+            raise self.exhausted(pattern)
+        self.spent += (len(text) + 1) * weight
+        self.searches += 1
+        if len(self.texts) < _MAX_COUNTED_TEXTS:
+            self.texts.add(hash(text))
 
     def exhausted(self, pattern: str) -> RegexUnknown:
         who = f"regex signal {self.signal!r} ({_short(pattern)})" if self.signal else f"regex {_short(pattern)}"
+        if self.refused == "time":
+            spent = (f"its time limit of {self.time_limit:g} s for backtracking searches "
+                     "(regexes.REGEX_TIME_LIMIT)")
+        else:
+            spent = f"its search budget of {self.budget:,} characters (regexes.REGEX_BUDGET)"
         return RegexUnknown(
-            f"{who} used up its time budget of {self.budget:g} s (regexes.REGEX_BUDGET) after "
-            f"{self.searches} searches over {len(self.texts)} texts; treated as unknown")
+            f"{who} used up {spent} after {self.searches} searches over {len(self.texts)} texts; "
+            "treated as unknown")
 
 
 class _Ledger:
     """The accounts of one scope (an evaluation), per (pattern, flags)."""
 
-    def __init__(self, budget: float | None) -> None:
+    def __init__(self, budget: int | None, time_limit: float | None) -> None:
         self.budget = budget
+        self.time_limit = time_limit
         self.accounts: dict[tuple[str, tuple[str, ...]], _Account] = {}
 
     def account(self, key: tuple[str, tuple[str, ...]], signal: str | None = None) -> _Account:
         got = self.accounts.get(key)
         if got is None:
-            budget = REGEX_BUDGET if self.budget is None else self.budget
-            got = self.accounts[key] = _Account(signal, budget)
+            got = self.accounts[key] = _Account(
+                signal, REGEX_BUDGET if self.budget is None else self.budget,
+                REGEX_TIME_LIMIT if self.time_limit is None else self.time_limit)
         elif signal and not got.signal:
             got.signal = signal
         return got
@@ -208,20 +237,22 @@ class _Ledger:
 
 _scope: contextvars.ContextVar[_Ledger | None] = contextvars.ContextVar("regex_scope", default=None)
 @contextlib.contextmanager
-def regex_budget(seconds: float | None = None) -> Iterator[None]:
-    """A scope (one evaluation) in which each regex (pattern, flags) may spend at most `seconds`
-    (default REGEX_BUDGET) searching, in all; past it, a search raises RegexUnknown."""
-    token = open_budget(seconds)
+def regex_budget(characters: int | None = None, *, seconds: float | None = None) -> Iterator[None]:
+    """A scope (one evaluation) in which each regex (pattern, flags) may search at most
+    `characters` (default REGEX_BUDGET; a backtracking search's count BACKTRACK_WEIGHT each) and
+    spend at most `seconds` (default REGEX_TIME_LIMIT) in backtracking searches, in all; past
+    either, a search raises RegexUnknown."""
+    token = open_budget(characters, seconds=seconds)
     try:
         yield
     finally:
         _scope.reset(token)
 
 
-def open_budget(seconds: float | None = None) -> contextvars.Token[_Ledger | None]:
+def open_budget(characters: int | None = None, *, seconds: float | None = None) -> contextvars.Token[_Ledger | None]:
     """`regex_budget` without the context manager, for the per-episode hot path (RuleSet.evaluate):
     the scope lasts until `close_budget(token)`, which the caller must reach (try/finally)."""
-    return _scope.set(_Ledger(seconds))
+    return _scope.set(_Ledger(characters, seconds))
 
 
 def close_budget(token: contextvars.Token[_Ledger | None]) -> None:
@@ -275,7 +306,7 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
             f"regex {_short(pattern)} compares a group case-insensitively in a non-ASCII text, which "
             "cannot be reproduced exactly in bounded time; treated as unknown")
     account = _account_for(pattern, flags)
-    if account is not None and account.budget - account.spent <= 0:
+    if account is not None and account.refused is not None:
         raise account.exhausted(pattern)
     if not ascii_text and not _may_match(pattern, prefix, text, account):
         return None  # (and an exact search that would run out of time or budget is not run)
@@ -284,34 +315,13 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     use_re2 = (plan.re2_ok and text and (ascii_text or not plan.has_boundary)
                and not (plan.has_end and text.endswith("\n"))
                and not any(0xD8 <= page <= 0xDF for page in pages))  # RE2 reads UTF-8: no surrogates
-    timeout = REGEX_TIMEOUT
-    if account is not None:
-        remaining = account.budget - account.spent
-        if remaining <= 0:
-            raise account.exhausted(pattern)
-        timeout = min(timeout, remaining)
-        if len(account.texts) < _MAX_COUNTED_TEXTS:
-            account.texts.add(hash(text))
-    start = _clock()  # rewriting for this text's characters counts too
-    try:
-        compiled = _rewritten(pattern, prefix, "re2", pages) if use_re2 else None
-        if compiled is not None:
-            m = compiled.search(text)
-        else:
-            try:
-                m = _rewritten(pattern, prefix, "regex", pages).search(text, timeout=timeout)
-            except TimeoutError:
-                if account is not None and timeout < REGEX_TIMEOUT:
-                    account.spent = account.budget
-                    raise account.exhausted(pattern) from None
-                raise RegexUnknown(
-                    f"regex {_short(pattern)} did not finish within {REGEX_TIMEOUT} s on "
-                    f"{len(text)} characters; treated as unknown"
-                ) from None
-    finally:
+    compiled = _rewritten(pattern, prefix, "re2", pages) if use_re2 else None
+    if compiled is not None:
         if account is not None:
-            account.spent += _clock() - start
-            account.searches += 1
+            account.charge(pattern, text)
+        m = compiled.search(text)
+    else:
+        m = _backtracking_search(pattern, prefix, text, pages, account)
     if m is None:
         return None
     return m.start(), m.group()
@@ -325,19 +335,39 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
 PREFILTER_MIN = 1 << 12
 
 
-def _may_match(pattern: str, prefix: str, text: str, account: _Account | None) -> bool:
+def _backtracking_search(pattern: str, prefix: str, text: str, pages: tuple[int, ...],
+                         account: _Account | None) -> Any:
+    timeout = REGEX_TIMEOUT
+    if account is not None:
+        account.charge(pattern, text, BACKTRACK_WEIGHT)
+        timeout = min(timeout, account.time_limit - account.seconds)
+        if timeout <= 0:
+            account.refused = "time"
+            raise account.exhausted(pattern)
     start = _clock()
+    try:
+        return _rewritten(pattern, prefix, "regex", pages).search(text, timeout=timeout)
+    except TimeoutError:
+        if account is not None and timeout < REGEX_TIMEOUT:
+            account.refused = "time"
+            raise account.exhausted(pattern) from None
+        raise RegexUnknown(
+            f"regex {_short(pattern)} did not finish within {REGEX_TIMEOUT} s on "
+            f"{len(text)} characters; treated as unknown"
+        ) from None
+    finally:
+        if account is not None:
+            account.seconds += _clock() - start
+
+
+def _may_match(pattern: str, prefix: str, text: str, account: _Account | None) -> bool:
+    if account is not None:  # counted as a search of the text, as the exact one would be
+        account.charge(pattern, text)
     try:
         probe = _rewritten(pattern, prefix, "probe", _pages(text) if len(text) >= PREFILTER_MIN else ())
         return probe is None or probe.search(text) is not None
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
         return True
-    finally:
-        if account is not None:  # counted as a search of the text, as the exact one would be
-            account.spent += _clock() - start
-            account.searches += 1
-            if len(account.texts) < _MAX_COUNTED_TEXTS:
-                account.texts.add(hash(text))
 
 
 PAGE_SCAN_MIN = 4096  # texts this long are scanned page by page; shorter ones hashed, which is cheaper

@@ -98,7 +98,7 @@ def ranked_collisions(signal: Mapping[str, Any] | Signal, texts: Sequence[str], 
     texts = _require_texts(texts, "collides()")
     if not texts:
         return []
-    with budget_scope():  # one regex's searches over all the texts share its time budget
+    with budget_scope():  # one regex's searches over all the texts share its budget
         kind, value, flags = _text_signal(signal)
         if kind == "tool_call":
             return []
