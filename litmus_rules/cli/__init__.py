@@ -24,17 +24,23 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Iterator, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from litmus_rules.cli import check, completion, explain, fmt, import_, lint, preflight, report, rules, test
 from litmus_rules.cli._common import EXIT_ERROR, Interrupted, WriteError, quiet_stdout
 from litmus_rules.cli._terminal import add_terminal_options
 from litmus_rules.errors import LitmusError, RuleCheckError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "parse"]
 
 # In the order `--help` lists them.
 COMMANDS = (check, explain, preflight, import_, report, test, fmt, lint, rules, completion)
+# Each command's name on the command line (the name its `register` gives its parser).
+NAMES = {"check": check, "explain": explain, "preflight": preflight, "import": import_, "report": report,
+         "test": test, "fmt": fmt, "lint": lint, "rules": rules, "completion": completion}
+# The top-level options, as `_named_command` reads them before the command's name.
+_FLAGS = frozenset(("-q", "--quiet", "-v", "--verbose"))
+_VALUED = frozenset(("--color", "--colour"))
 
 
 def _version() -> str:
@@ -62,18 +68,73 @@ def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPars
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The whole command line: every command's parser (`--help`, shell completion, misuse)."""
+    return _build(argparse.ArgumentParser, COMMANDS)
+
+
+class _Reparse(Exception):
+    """The one-command parser met something to report: the whole parser reports it."""
+
+
+class _OneCommandParser(argparse.ArgumentParser):
+    """A parser holding one command (its commands' parsers are of this class too): what it parses
+    it parses as the whole parser does, and whatever it would report (a usage error) is left to
+    the whole parser, so every message and usage line is the whole parser's."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _Reparse(message)
+
+
+def _build(parser_class: type[argparse.ArgumentParser], commands: Sequence[Any]) -> argparse.ArgumentParser:
+    parser = parser_class(
         prog="litmus-rules",
         description="Reject contaminated LITMUS benchmark instances, classify the rest, explain every verdict.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     add_terminal_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
+    for command in commands:
         command.register(sub)
     for child in _commands(parser):
         add_terminal_options(child, top=False)
     return parser
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs when it is plainly written (top-level options are `-q`, `-v` and
+    `--color X` only, then a command's name); None for anything else (`--help`, `--version`, an
+    abbreviated option, no command), which the whole parser reads."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in _VALUED:
+            i += 2
+        elif token in _FLAGS or token.startswith(("--color=", "--colour=")) or (
+                len(token) > 2 and token.startswith("-v") and set(token[1:]) == {"v"}):  # -vv
+            i += 1
+        else:
+            return token if token in NAMES else None
+    return None
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line's arguments. Building the ten commands' parsers costs more than parsing
+    (about 25 ms of every start), so a plainly written command line is parsed by a parser holding
+    that command only; the whole parser parses the rest, and reports every error."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    name = _named_command(argv)
+    if name is not None and name != "completion":  # completion reads the whole parser anyway
+        parser = _build(_OneCommandParser, [NAMES[name]])
+        try:
+            args = parser.parse_args(argv)
+            _validate(parser, args)
+            return args
+        except _Reparse:
+            pass
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _validate(parser, args)
+    return args
 
 
 def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -88,9 +149,7 @@ def _validate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _validate(parser, args)
+    args = parse(argv)
     try:
         code = int(args.func(args))
         if sys.stdout is not None:

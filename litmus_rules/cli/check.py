@@ -15,9 +15,7 @@ import argparse
 import itertools
 import sys
 import tempfile
-from typing import Any, Callable, Iterator, Mapping
-
-import attrs
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from litmus_rules.cli import _check_formats
 from litmus_rules.cli._common import (
@@ -46,21 +44,28 @@ from litmus_rules.cli.import_ import add_import_options, imported_outcomes
 from litmus_rules.engine.batch import Outcome
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.engine.verdict import SCORED
-from litmus_rules.render.json import dumps, json_line
-from litmus_rules.render.report.provenance import provenance
-from litmus_rules.render.report.summary import Summary, parse_by
 from litmus_rules.render.text import counts_line, render_summary
 
+if TYPE_CHECKING:
+    from litmus_rules.render.report.summary import Summary
 
-@attrs.frozen
+# The JSON writers (orjson, and through it uuid and datetime), the summary and the provenance are
+# imported by the formats that write them: the text summary of one file starts without them.
+
+
 class _Row:
-    """What the summary keeps of an episode once its output is written: memory stays small."""
+    """What the summary keeps of an episode once its output is written: memory stays small. A
+    plain slotted class (not attrs): one fewer generated class on every start."""
 
-    id: str | None
-    verdict: str
-    rules: tuple[str, ...]
-    classification: str | None
-    source: str | None = None  # "file:line": an ERROR row names its file (its id is often unknown)
+    __slots__ = ("id", "verdict", "rules", "classification", "source")
+
+    def __init__(self, id: str | None, verdict: str, rules: tuple[str, ...], classification: str | None,
+                 source: str | None = None) -> None:
+        self.id = id
+        self.verdict = verdict
+        self.rules = rules
+        self.classification = classification
+        self.source = source  # "file:line": an ERROR row names its file (its id is often unknown)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -76,7 +81,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     color = use_color(args) if to_stdout or getattr(args, "color", "auto") == "always" else False
     level = verbosity(args)
     rows: list[_Row] = []
-    summary = Summary(parse_by(args.by))
     complete = False
 
     with stoppable(), tempfile.TemporaryDirectory(prefix="litmus-") as tmp:
@@ -101,10 +105,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         try:
             if args.format == "jsonl":
+                from litmus_rules.render.json import json_line
+
                 write((json_line(o.json) for o in tracked()), args.output)
             elif args.format in _check_formats.CI_FORMATS:
                 write(_check_formats.chunks(args.format, tracked(), ruleset), args.output)
             elif args.format == "json":  # streamed: the summary, known last, is the last key
+                from litmus_rules.render.report.provenance import provenance
+                from litmus_rules.render.report.summary import Summary, parse_by
+
+                summary = Summary(parse_by(args.by))
                 write(_json_document(tracked(), summary, lambda: provenance(ruleset.info, args.inputs)), args.output)
             else:
                 with _Spool(tmp) as traces:  # on disk until the summary table, written first, is known
@@ -143,6 +153,8 @@ def _json_document(
 ) -> Iterator[str]:
     """The `--format json` document, one verdict at a time: what `render_json` writes, with the
     summary (counted while the verdicts stream) as the last key instead of the first."""
+    from litmus_rules.render.json import dumps
+
     yield '{\n  "verdicts": ['
     sep = "\n    "
     for outcome in found:

@@ -20,7 +20,6 @@ from litmus_rules.cli._common import (
     write,
 )
 from litmus_rules.engine.verdict import SCORED
-from litmus_rules.render.json import render_json
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -35,6 +34,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                     continue
                 try:
                     if args.format == "json":
+                        from litmus_rules.render.json import render_json  # orjson: only when JSON is written
+
                         write(iter([render_json([outcome.json])]), None)
                     else:
                         write(iter([args.ruleset_line, "\n\n", outcome.text or "", "\n"]), None)

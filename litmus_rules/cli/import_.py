@@ -20,7 +20,7 @@ import os
 import re
 import sys
 from array import array
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import attrs
 
@@ -29,9 +29,15 @@ from litmus_rules.engine.batch import Outcome, RulesSpec, check_inputs
 from litmus_rules.engine.ruleset import RuleSet
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
 from litmus_rules.errors import LitmusConfigError
-from litmus_rules.io.importers import FORMATS, Options, format_module, iter_records, make_options
-from litmus_rules.render.json import dumps
 from litmus_rules.render.text import render_verdict
+
+if TYPE_CHECKING:
+    from litmus_rules.io.importers import Options
+
+# The importers' framework (io/importers) and the JSON writer are imported when a command imports:
+# every command's parser is built at start, `check` on episode files included, and needs neither.
+# The format names, for `import --help`, are io/importers' FORMATS (a test keeps them equal).
+FORMAT_NAMES = ("inspect", "agentdojo", "injecagent", "garak", "mcp", "skills", "openai", "anthropic")
 
 
 def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
@@ -45,6 +51,8 @@ def _pairs(items: list[str] | None, flag: str) -> dict[str, str]:
 
 
 def options_from(args: argparse.Namespace, format: str) -> Options:
+    from litmus_rules.io.importers import format_module, make_options
+
     module = format_module(format)
     return make_options(module, args.detector, _pairs(args.run, "--run"), _pairs(args.option, "--option"))
 
@@ -66,6 +74,9 @@ def _check_inputs(inputs: list[str], output: str | None) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from litmus_rules.io.importers import iter_records
+    from litmus_rules.render.json import dumps
+
     options = options_from(args, args.format)
     _check_inputs(args.inputs, args.output)
     problems = 0
@@ -94,7 +105,7 @@ def register(sub: Any) -> None:
         "imported is a located ERROR on stderr and the rest go on. Exit 0: all imported; 1: some record could "
         "not be; 2: misuse.",
     )
-    p.add_argument("format", metavar="FORMAT", help=f"one of: {', '.join(FORMATS)}")
+    p.add_argument("format", metavar="FORMAT", help=f"one of: {', '.join(FORMAT_NAMES)}")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="the harness's files or folders")
     p.add_argument("-o", "--output", metavar="OUT.jsonl", help="write here (atomically) instead of stdout")
     add_import_options(p)
@@ -107,6 +118,9 @@ def register(sub: Any) -> None:
 def imported_outcomes(args: argparse.Namespace, ruleset: RuleSet, spec: RulesSpec, tmp: str) -> Iterator[Outcome]:
     """The verdicts of every imported episode and an ERROR for every record that could not be
     imported, in input order, each naming its original location."""
+    from litmus_rules.io.importers import iter_records
+    from litmus_rules.render.json import dumps
+
     options = options_from(args, args.from_format)
     _check_inputs(args.inputs, None)
     episodes = os.path.join(tmp, "imported.jsonl")

@@ -16,9 +16,6 @@ from litmus_rules.cli._common import EXIT_OK, choose_rules, write
 from litmus_rules.engine import stages
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
-from litmus_rules.render.json import dumps
-from litmus_rules.render.report.provenance import generated_at
-from litmus_rules.render.report.summary import parse_by
 
 FORMATS = ("html", "md", "json")
 
@@ -38,6 +35,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from litmus_rules.render.report.compute import ReportBuilder
     from litmus_rules.io.verdicts import read_verdicts
     from litmus_rules.render.report.present import render_html, render_markdown
+    from litmus_rules.render.json import dumps  # orjson, uuid and datetime: not on every start either
+    from litmus_rules.render.report.provenance import generated_at
+    from litmus_rules.render.report.summary import parse_by
 
     fmt = args.format or _format_of(args.output)
     meta, identity = rules_metadata(str(choose_rules(args, args.rules).path))

@@ -3,6 +3,9 @@ episode's fact schema and the derived facts, with the caches their work keeps (l
 says what an environment is).
 
 Each call of `build_environment` makes fresh caches: a RuleSet builds one and so owns its state.
+
+`Reference` (the reference evaluator in this environment, an oracle for the tests) is made on first
+use: a check does not import the reference evaluator.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from litmus_rules.errors import Diagnostic
 from litmus_rules.lang import ast
 from litmus_rules.lang.checker import Checker
 from litmus_rules.lang.environment import Environment
-from litmus_rules.lang.evaluate.reference import Reference as _Reference
 
 
 def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
@@ -35,14 +37,27 @@ def check(tree: ast.RuleSet) -> list[Diagnostic]:
     return Checker(tree, build_environment()).run()
 
 
-class Reference(_Reference):
-    """The reference evaluator (lang/evaluate/reference.py) in the domain environment."""
+def _reference_class() -> type:
+    from litmus_rules.lang.evaluate.reference import Reference as _Reference
 
-    def __init__(
-        self,
-        lets: Mapping[str, ast.Let],
-        params: Mapping[str, Any],
-        facts: Mapping[str, Any],
-        batch: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(lets, params, facts, batch, environment=build_environment())
+    class Reference(_Reference):
+        """The reference evaluator (lang/evaluate/reference.py) in the domain environment."""
+
+        def __init__(
+            self,
+            lets: Mapping[str, ast.Let],
+            params: Mapping[str, Any],
+            facts: Mapping[str, Any],
+            batch: Mapping[str, Any] | None = None,
+        ) -> None:
+            super().__init__(lets, params, facts, batch, environment=build_environment())
+
+    Reference.__module__, Reference.__qualname__ = __name__, "Reference"
+    return Reference
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Reference":
+        globals()["Reference"] = cls = _reference_class()  # once: later reads are plain attribute reads
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

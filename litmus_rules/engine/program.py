@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-import attrs
-
 from litmus_rules.domain.builtins import WITNESS_BUILTINS
 from litmus_rules.errors import LitmusConfigError
 from litmus_rules.lang import ast
@@ -20,33 +18,59 @@ from litmus_rules.lang.evaluate import Compiler, Fn
 from litmus_rules.lang.values import short_repr
 
 
-@attrs.frozen
 class Compiled:
-    """One condition (a rule, or a classification cell) in both its compiled forms."""
+    """One condition (a rule, or a classification cell) in both its compiled forms.
 
-    node: ast.Rule | ast.Cell
-    fast: Fn
-    recording: Fn
-    message: tuple[str | tuple[Fn, bool], ...] = ()
-    # computed once here rather than for every reject: name, clause and `file:line`
-    name: str = ""
-    clause: str = ""
-    location: str = ""
-    # The calls whose recorded value may list witnesses (`collision`, `leak`): the message's,
-    # in reading order, then the condition's. A reject's reason lists the first one's.
-    witness_calls: tuple[int, ...] = ()
+    This module's classes are plain slotted ones, never changed once made: attrs would generate
+    their methods on every start of the command line."""
+
+    __slots__ = ("node", "fast", "recording", "message", "name", "clause", "location", "witness_calls")
+
+    def __init__(
+        self,
+        node: ast.Rule | ast.Cell,
+        fast: Fn,
+        recording: Fn,
+        message: tuple[str | tuple[Fn, bool], ...] = (),
+        # computed once here rather than for every reject: name, clause and `file:line`
+        name: str = "",
+        clause: str = "",
+        location: str = "",
+        # The calls whose recorded value may list witnesses (`collision`, `leak`): the message's,
+        # in reading order, then the condition's. A reject's reason lists the first one's.
+        witness_calls: tuple[int, ...] = (),
+    ) -> None:
+        self.node = node
+        self.fast = fast
+        self.recording = recording
+        self.message = message
+        self.name = name
+        self.clause = clause
+        self.location = location
+        self.witness_calls = witness_calls
 
 
-@attrs.frozen(eq=False)
 class Program:
-    params: dict[str, Any]
-    lets: dict[str, ast.Let]
-    fast_compiler: Compiler
-    rec_compiler: Compiler
-    rules: list[Compiled]
-    # (classifier, its cells with a condition, compiled; its last cell)
-    classifiers: list[tuple[ast.Classify, list[Compiled], ast.Cell]]
-    overridden: frozenset[str] = frozenset()  # the params given by the caller, not defaulted
+    __slots__ = ("params", "lets", "fast_compiler", "rec_compiler", "rules", "classifiers", "overridden")
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        lets: dict[str, ast.Let],
+        fast_compiler: Compiler,
+        rec_compiler: Compiler,
+        rules: list[Compiled],
+        # (classifier, its cells with a condition, compiled; its last cell)
+        classifiers: list[tuple[ast.Classify, list[Compiled], ast.Cell]],
+        overridden: frozenset[str] = frozenset(),  # the params given by the caller, not defaulted
+    ) -> None:
+        self.params = params
+        self.lets = lets
+        self.fast_compiler = fast_compiler
+        self.rec_compiler = rec_compiler
+        self.rules = rules
+        self.classifiers = classifiers
+        self.overridden = overridden
 
 
 def compile_program(tree: ast.RuleSet, environment: Environment, overrides: Mapping[str, Any]) -> Program:

@@ -26,8 +26,6 @@ import hashlib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import attrs
-
 from litmus_rules.domain.environment import build_environment
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import Diagnostic, FactsError, LitmusConfigError
@@ -94,10 +92,15 @@ def digest(sources: Sequence[tuple[str, str]]) -> str:
 # ---- merge ---------------------------------------------------------------------------------------------
 
 
-@attrs.frozen
 class Merged:
-    tree: ast.RuleSet
-    diagnostics: tuple[Diagnostic, ...]  # L215: a file whose header differs from the first's
+    """The stages' results are plain slotted classes, never changed once made: attrs would
+    generate their methods on every start of the command line."""
+
+    __slots__ = ("tree", "diagnostics")
+
+    def __init__(self, tree: ast.RuleSet, diagnostics: tuple[Diagnostic, ...]) -> None:
+        self.tree = tree
+        self.diagnostics = diagnostics  # L215: a file whose header differs from the first's
 
 
 def merge(parsed: Sequence[ast.RuleSet]) -> Merged:
@@ -123,16 +126,19 @@ def merge(parsed: Sequence[ast.RuleSet]) -> Merged:
 # ---- check ---------------------------------------------------------------------------------------------
 
 
-@attrs.frozen(eq=False)
 class Checked:
     """A ruleset after the checker: its diagnostics (with the merge's), and the static type of every
     expression node it typed, for the passes after it."""
 
-    tree: ast.RuleSet
-    environment: Environment
-    diagnostics: tuple[Diagnostic, ...]
-    types: Mapping[int, t.T]  # id(node) -> type; the tree holds the nodes, so ids stay theirs
-    checker: Checker = attrs.field(repr=False)
+    __slots__ = ("tree", "environment", "diagnostics", "types", "checker")
+
+    def __init__(self, tree: ast.RuleSet, environment: Environment, diagnostics: tuple[Diagnostic, ...],
+                 types: Mapping[int, t.T], checker: Checker) -> None:
+        self.tree = tree
+        self.environment = environment
+        self.diagnostics = diagnostics
+        self.types = types  # id(node) -> type; the tree holds the nodes, so ids stay theirs
+        self.checker = checker
 
     @property
     def ok(self) -> bool:
@@ -170,13 +176,15 @@ def validate(episode: Any, source: str) -> tuple[Any, FactsError | None]:
 # ---- the stages in a row ----------------------------------------------------------------------------
 
 
-@attrs.frozen
 class Sources:
     """The texts of a ruleset's files, named as its locations will read."""
 
-    base: Path | None
-    files: tuple[Path, ...]
-    texts: tuple[tuple[str, str], ...]  # (name, text)
+    __slots__ = ("base", "files", "texts")
+
+    def __init__(self, base: Path | None, files: tuple[Path, ...], texts: tuple[tuple[str, str], ...]) -> None:
+        self.base = base
+        self.files = files
+        self.texts = texts  # (name, text)
 
 
 def display_name(file: Path, base: Path) -> str:

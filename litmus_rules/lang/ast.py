@@ -2,6 +2,10 @@
 
 Spans are excluded from equality so that a pretty-printed and re-parsed ruleset compares equal to the
 original. The AST imports nothing but `source` and attrs; lark stays inside `syntax/`.
+
+Every node is `@_node`: attrs' frozen class without a generated `__repr__`. They share `_Node`'s,
+which writes what attrs' would (`Name(name='x')`, spans left out): generating one per class was
+half of this module's import time, paid on every start.
 """
 
 from __future__ import annotations
@@ -15,88 +19,99 @@ from litmus_rules.source import Span
 _span = attrs.field(eq=False, repr=False)
 
 
+class _Node:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{a.name}={getattr(self, a.name)!r}" for a in attrs.fields(type(self)) if a.repr)
+        return f"{type(self).__qualname__}({shown})"
+
+
+_node = attrs.frozen(repr=False)
+
+
 # ---- expressions -----------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Literal:
+@_node
+class Literal(_Node):
     value: str | int | float | bool | None
     span: Span = _span
 
 
-@attrs.frozen
-class ListExpr:
+@_node
+class ListExpr(_Node):
     items: tuple[Expr, ...]
     span: Span = _span
 
 
-@attrs.frozen
-class Name:
+@_node
+class Name(_Node):
     """A bare name: a quantifier variable, a let, a param or a fact root, resolved by the checker."""
 
     name: str
     span: Span = _span
 
 
-@attrs.frozen
-class Field:
+@_node
+class Field(_Node):
     obj: Expr
     name: str
     span: Span = _span
 
 
-@attrs.frozen
-class Index:
+@_node
+class Index(_Node):
     obj: Expr
     index: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Call:
+@_node
+class Call(_Node):
     func: str
     args: tuple[Expr, ...]
     kwargs: tuple[tuple[str, Expr], ...]
     span: Span = _span
 
 
-@attrs.frozen
-class Not:
+@_node
+class Not(_Node):
     operand: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class BoolOp:
+@_node
+class BoolOp(_Node):
     op: str  # "and" | "or"
     operands: tuple[Expr, ...]
     span: Span = _span
 
 
-@attrs.frozen
-class Compare:
+@_node
+class Compare(_Node):
     op: str  # == != < <= > >= in "not in"
     left: Expr
     right: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Arith:
+@_node
+class Arith(_Node):
     op: str  # + -
     left: Expr
     right: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Neg:
+@_node
+class Neg(_Node):
     operand: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Binding:
+@_node
+class Binding(_Node):
     """`name in collection`: a loop variable; or, with `local`, `where name = collection`: one value,
     computed once per element after the loop variables (`collection` holds that value's expression).
 
@@ -114,8 +129,8 @@ class Binding:
         return self.collection
 
 
-@attrs.frozen
-class Quantifier:
+@_node
+class Quantifier(_Node):
     kind: str  # "any" | "all" | "count"
     bindings: tuple[Binding, ...]  # the loop variables, then the `where` names (`local`), in order
     body: Expr
@@ -130,8 +145,8 @@ class Quantifier:
         return tuple(b for b in self.bindings if b.local)
 
 
-@attrs.frozen
-class Comprehension:
+@_node
+class Comprehension(_Node):
     element: Expr
     name: str
     collection: Expr
@@ -147,8 +162,8 @@ Expr = Union[
 # ---- messages --------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Placeholder:
+@_node
+class Placeholder(_Node):
     """`{s.value!r}` inside a message: a path expression and whether to render it as a repr."""
 
     expr: Expr
@@ -156,8 +171,8 @@ class Placeholder:
     span: Span = _span
 
 
-@attrs.frozen
-class Message:
+@_node
+class Message(_Node):
     parts: tuple[str | Placeholder, ...]
     span: Span = _span
 
@@ -165,23 +180,23 @@ class Message:
 # ---- declarations ----------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Param:
+@_node
+class Param(_Node):
     name: str
     type_name: str | None
     default: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Let:
+@_node
+class Let(_Node):
     name: str
     expr: Expr
     span: Span = _span
 
 
-@attrs.frozen
-class Rule:
+@_node
+class Rule(_Node):
     name: str
     doc: str | None
     cite: str | None
@@ -192,15 +207,15 @@ class Rule:
     span: Span = _span
 
 
-@attrs.frozen
-class Cell:
+@_node
+class Cell(_Node):
     label: str
     condition: Expr | None  # None for the closing `otherwise` cell
     span: Span = _span
 
 
-@attrs.frozen
-class Classify:
+@_node
+class Classify(_Node):
     name: str
     doc: str | None
     cells: tuple[Cell, ...]  # the last one is `otherwise`
@@ -210,14 +225,14 @@ class Classify:
 Decl = Union[Param, Let, Rule, Classify]
 
 
-@attrs.frozen
-class Comment:
+@_node
+class Comment(_Node):
     text: str
     span: Span = _span
 
 
-@attrs.frozen
-class RuleSet:
+@_node
+class RuleSet(_Node):
     name: str
     version: str
     items: tuple[Decl, ...]  # in source order

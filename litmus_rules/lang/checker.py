@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-import attrs
-
 from litmus_rules.errors import Diagnostic
 from litmus_rules.lang import ast
 from litmus_rules.lang import types as t
@@ -40,10 +38,12 @@ def _suggest(word: str, candidates: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
-@attrs.define
 class _Scope:
-    vars: dict[str, t.T]
-    parent: _Scope | None = None
+    __slots__ = ("vars", "parent")  # a plain class: attrs would generate code for it on every start
+
+    def __init__(self, vars: dict[str, t.T], parent: _Scope | None = None) -> None:
+        self.vars = vars
+        self.parent = parent
 
     def lookup(self, name: str) -> t.T | None:
         scope: _Scope | None = self

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Protocol
 
-import attrs
-
 from litmus_rules.lang import types as t
 from litmus_rules.lang.builtins import Builtin
 
@@ -26,21 +24,36 @@ class RootTypes(Protocol):
     def root_type(self, name: str) -> t.T | None: ...
 
 
-@attrs.frozen
 class Derived:
-    """A fact computed from the episode (and its batch) once per evaluation, on first use."""
+    """A fact computed from the episode (and its batch) once per evaluation, on first use.
 
-    name: str
-    type: t.T
-    compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any]  # (episode, batch context) -> value
-    doc: str
-    # Why `compute` gave unknown on this episode (a limit, with where it stopped), for the
-    # insufficient-evidence message; None when it did not, or when there is nothing to add.
-    why_unknown: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None
+    This module's classes are plain slotted ones, never changed once made: attrs would generate
+    their methods on every start of the command line."""
+
+    __slots__ = ("name", "type", "compute", "doc", "why_unknown")
+
+    def __init__(
+        self,
+        name: str,
+        type: t.T,
+        compute: Callable[[Mapping[str, Any], Mapping[str, Any]], Any],  # (episode, batch context) -> value
+        doc: str,
+        # Why `compute` gave unknown on this episode (a limit, with where it stopped), for the
+        # insufficient-evidence message; None when it did not, or when there is nothing to add.
+        why_unknown: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.compute = compute
+        self.doc = doc
+        self.why_unknown = why_unknown
 
 
-@attrs.frozen
 class Environment:
-    builtins: Mapping[str, Builtin]
-    roots: RootTypes
-    derived: Mapping[str, Derived] = attrs.field(factory=dict)
+    __slots__ = ("builtins", "roots", "derived")
+
+    def __init__(self, builtins: Mapping[str, Builtin], roots: RootTypes,
+                 derived: Mapping[str, Derived] | None = None) -> None:
+        self.builtins = builtins
+        self.roots = roots
+        self.derived: Mapping[str, Derived] = {} if derived is None else derived
