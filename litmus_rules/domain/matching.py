@@ -39,7 +39,7 @@ from litmus_rules.domain.formcache import (  # noqa: F401 - re-exported: part of
     answer,
     text_forms,
 )
-from litmus_rules.domain.joined import EVERY_TEXT, KEY_FORM, Probe, first_match
+from litmus_rules.domain.joined import EVERY_TEXT, KEY_FORM, PagedPattern, Probe, first_match
 from litmus_rules.domain.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
@@ -61,6 +61,7 @@ from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of t
     joinable,
     regex_literals,
     regex_probe,
+    regex_probe_on,
     regex_search,
 )
 from litmus_rules.domain.signals import (  # noqa: F401 - re-exported: part of this module's API
@@ -367,7 +368,9 @@ def _collision_probe(kind: str, value: str, flags: tuple[str, ...], min_len: int
             return EVERY_TEXT  # the error is raised on the first text, as the loop would
         if probe is None:
             return EVERY_TEXT
-        patterns = [(form, probe) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
+        # in a join of non-ASCII texts, the probe exact on the pages of its characters
+        paged = PagedPattern(probe, functools.partial(regex_probe_on, value, flags))
+        patterns = [(form, paged) for form in dict.fromkeys(KEY_FORM[key] for key in keys)]
         overlap_literals = _regex_literals(value)
     for key in _OVERLAP_KEYS[ignorecase]:
         found = literals.setdefault(KEY_FORM[key], set())

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 
 MEMO_MIN = 1 << 15
-MEMO_CHARS = 24 << 20
+MEMO_CHARS = 48 << 20
 MEMO_ENTRIES = 256
 _memo: BoundedCache[Any] = BoundedCache(MEMO_ENTRIES, MEMO_CHARS)
 _MISSING: Any = object()
@@ -41,13 +41,22 @@ def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
         # Weighed by what the entry adds: its result. Its key is a text the caller holds (an
         # episode's, or another entry's result), often under several entries.
         weight = 64
-        if isinstance(result, str) and result is not text:
+        if isinstance(result, (str, bytes)) and result is not text:
             weight += len(result)
         elif isinstance(result, (list, tuple)):
             weight += sum(len(x) for x in result if isinstance(x, str))
         return _memo.put(key, result, weight)
 
     return memoised
+
+
+@memo_large
+def utf8(text: str) -> bytes:
+    """`text` in UTF-8 (UnicodeEncodeError for a lone surrogate), kept for large texts: an RE2
+    search of a str encodes all of it on every call (the `re2` wrapper does), so a large text that
+    several scans read (its presence tests, the joined forms of the haystacks it is in) is
+    encoded once and they search the bytes."""
+    return text.encode("utf-8")
 
 
 def clear_memo() -> None:
