@@ -21,9 +21,11 @@ NUL is kept, produced by nothing, and composes with nothing. So:
 1. the texts are joined with NUL separators, and the plain ones told apart from the others with
    a few linear scans of the join (`Haystack`);
 2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
-   offset of every text's segment; on ASCII texts the nine forms are four);
+   offset of every text's segment; on ASCII texts the nine forms are four; a large text's
+   transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
 3. a `Probe` (literals and RE2 patterns, per form) finds in one pass per form the *candidates*:
-   the texts on which the exact test may succeed;
+   the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
+   the one exact on the 256-character pages the join holds: `PagedPattern`);
 4. the exact test decides, in text order, on each candidate and each text that is not plain.
 
 The answer is therefore the same as testing every text in order, provided that each probe is a

@@ -5,7 +5,11 @@ A large text goes through the same transforms from several places (its forms, th
 of the surfaces it is one of, the keys of its decoded texts, a search whose forms are streamed):
 each transform of a text of at least MEMO_MIN characters is computed once while its result is
 kept (MEMO_CHARS characters of results in all, MEMO_ENTRIES results). A memo of pure functions: an evicted
-result is computed again, never a different one.
+result is computed again, never a different one. Its UTF-8 too (`utf8`, its bytes weighed as
+characters): the `re2` wrapper encodes a str on every search, and a large text's forms are scanned
+by RE2 many times (presence tests, pages, regex probes, the joins of the haystacks it is in).
+MEMO_CHARS holds every transform and UTF-8 of a 1 MB text (~28 Mi): past it, results evicted
+while the text is still being searched are computed again (2x the CPU on such a text).
 """
 
 from __future__ import annotations
