@@ -21,9 +21,11 @@ NUL is kept, produced by nothing, and composes with nothing. So:
 1. the texts are joined with NUL separators, and the plain ones told apart from the others with
    a few linear scans of the join (`Haystack`);
 2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
-   offset of every text's segment; on ASCII texts the nine forms are four);
+   offset of every text's segment; on ASCII texts the nine forms are four; a large text's
+   transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
 3. a `Probe` (literals and RE2 patterns, per form) finds in one pass per form the *candidates*:
-   the texts on which the exact test may succeed;
+   the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
+   the one exact on the 256-character pages the join holds: `PagedPattern`);
 4. the exact test decides, in text order, on each candidate and each text that is not plain.
 
 The answer is therefore the same as testing every text in order, provided that each probe is a
@@ -48,8 +50,9 @@ import attrs
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
+from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
-from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options, utf8
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
@@ -176,6 +179,18 @@ class Probe:
         return probe
 
 
+@attrs.frozen(eq=False)
+class PagedPattern:
+    """An RE2 probe pattern, and how to get one exact on the characters of given 256-character
+    pages (`regexes.regex_probe_on`: None when there is none). A join of non-ASCII texts is
+    searched with the one for the pages its form holds: a superset on every text in it, as its
+    characters are ASCII or in those pages, where the general pattern (which admits any non-ASCII
+    character where a class is) matches almost everywhere in non-ASCII text."""
+
+    pattern: Any
+    on_pages: Callable[[tuple[int, ...]], Any]
+
+
 NEVER = Probe()  # no text can match
 EVERY_TEXT = Probe(every_text=True)
 
@@ -197,18 +212,32 @@ class _Form:
 class Haystack:
     """Texts joined by NUL, in every form, with the indices of the texts that are not plain."""
 
-    __slots__ = ("_forms", "_joined", "_pieces", "_texts", "ascii", "exact", "results", "size", "texts")
+    __slots__ = ("_forms", "_page_sets", "_pieces", "_texts", "ascii", "exact", "results", "size", "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
         self.results: dict[Any, Any] = {}
         self._forms: dict[str, _Form | None] = {}
         self._texts: dict[str, list[str]] = {}
+        self._page_sets: dict[str, tuple[int, ...]] = {}
         exact: set[int] = set()
         pieces: Sequence[str] = texts
         joined = SEP + SEP.join(texts)
         self.ascii = joined.isascii()
-        if joined.count(SEP) != len(texts) or (not self.ascii and _has_surrogate(joined)):
+        form: _Form | None = None
+        if joined.count(SEP) == len(texts):
+            if self.ascii:
+                # each segment starts one byte (the NUL) past the end of the one before (C-level
+                # loops: an episode has hundreds of texts)
+                starts = list(itertools.accumulate(map(_PLUS_ONE, map(len, texts[:-1])), initial=1))
+                form = _Form(joined.encode("ascii"), starts)
+            else:
+                try:
+                    form = _encoded_join(texts)
+                except UnicodeEncodeError:
+                    pass
+        del joined
+        if form is None:
             # A text holding a NUL (it would split its segment) or a lone surrogate (no UTF-8)
             # is left out of the join and tested on its own.
             pieces = []
@@ -218,16 +247,11 @@ class Haystack:
                     pieces.append("")
                 else:
                     pieces.append(text)
-            joined = SEP + SEP.join(pieces)
-        self._joined = joined
-        self._pieces = pieces
-        raw = joined.encode("utf-8")
-        # each segment starts one byte (the NUL) past the end of the one before (C-level loops:
-        # an episode has hundreds of texts)
-        sizes = map(len, pieces[:-1] if self.ascii else map(str.encode, pieces[:-1]))
-        starts = list(itertools.accumulate(map(_PLUS_ONE, sizes), initial=1)) if pieces else []
-        self._forms["raw"] = form = _Form(raw, starts)
-        self.size = len(raw)
+            form = _encoded_join(pieces)
+            assert form is not None  # no piece holds a NUL or a lone surrogate now
+        self._pieces = list(pieces)
+        self._forms["raw"] = form
+        self.size = len(form.data)
 
         def always(i: int) -> bool:
             return True
@@ -318,16 +342,12 @@ class Haystack:
             assert skeleton is not None
             got = _Form(skeleton.data.lower(), raw.starts)
         else:
-            text = SEP + SEP.join(self._text(name))
-            if text == self._joined:
+            pieces = self._text(name)
+            if pieces == self._pieces:  # (the transforms give back an unchanged text itself: cheap)
                 got = raw
-            elif text.count(SEP) != len(raw.starts):
-                got = None  # never seen: every transform keeps each NUL (see the module doc)
             else:
-                data = text.encode("utf-8")
-                starts = list(itertools.accumulate(
-                    (len(piece) + 1 for piece in data[1:].split(b"\0")[:-1]), initial=1))
-                got = _Form(data, starts)
+                # None: a NUL made or lost, never seen (every transform keeps each NUL, module doc)
+                got = _encoded_join(pieces)
         self._forms[name] = got
         return got
 
@@ -340,6 +360,22 @@ class Haystack:
             source, transform = _TRANSFORMS[name]
             got = self._texts[name] = _each(transform, self._text(source))
         return got
+
+    def _paged(self, name: str, paged: PagedPattern) -> Any:
+        """The pattern to search form `name` with: exact on the pages it holds (non-ASCII joins)."""
+        if self.ascii:
+            return paged.pattern
+        pages = self._page_sets.get(name)
+        if pages is None:
+            pieces = self._text(name)
+            # a large text's pages are kept with it (its forms' searches ask them too)
+            found = set(text_pages("".join(piece for piece in pieces if len(piece) < MEMO_MIN)))
+            for piece in pieces:
+                if len(piece) >= MEMO_MIN:
+                    found.update(text_pages(piece))
+            pages = self._page_sets[name] = tuple(sorted(found))
+        exact = paged.on_pages(pages)
+        return paged.pattern if exact is None else exact
 
     def first(self, probe: Probe, test: Callable[[str], W | None]) -> tuple[int, W] | None:
         """The first text (index, test result) on which `test` succeeds; only candidates and
@@ -369,6 +405,8 @@ class Haystack:
             if form is None:
                 yield from _one_by_one(texts, range(start, n), test)
                 return
+            if isinstance(pattern, PagedPattern):
+                pattern = self._paged(name, pattern)
             if (form, pattern) not in searches:
                 searches.append((form, pattern))
         finds: list[tuple[_Form, bytes]] = []
@@ -408,6 +446,37 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
+
+
+def _encoded_join(pieces: Sequence[str]) -> _Form | None:
+    """The pieces joined, each after a NUL, in UTF-8, with where each one starts; None if a piece
+    holds a NUL. A large piece's UTF-8 is textmemo.utf8's, kept with it (the haystacks a text is
+    in and the RE2 scans of the text share it); each run of small ones is encoded in one call.
+    Raises UnicodeEncodeError for a lone surrogate."""
+    chunks: list[bytes] = [b""]  # b"\0".join: a NUL before each chunk
+    sizes: list[int] = []
+    start = 0
+    n = len(pieces)
+    for i in range(n + 1):
+        if i < n and len(pieces[i]) < MEMO_MIN:
+            continue
+        if start < i:
+            run = SEP.join(pieces[start:i]).encode("utf-8")
+            run_sizes = list(map(len, run.split(b"\0")))
+            if len(run_sizes) != i - start:
+                return None
+            chunks.append(run)
+            sizes += run_sizes
+        if i < n:
+            data = utf8(pieces[i])
+            if b"\0" in data:
+                return None
+            chunks.append(data)
+            sizes.append(len(data))
+        start = i + 1
+    # each segment starts one byte (the NUL) past the end of the one before
+    starts = list(itertools.accumulate(map(_PLUS_ONE, sizes[:-1]), initial=1)) if sizes else []
+    return _Form(b"\0".join(chunks), starts)
 
 
 def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:

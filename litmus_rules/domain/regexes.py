@@ -35,7 +35,7 @@ from typing import Any
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.pyregex import Plan, Unsupported
 from litmus_rules.domain.regexlits import required_literals
-from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options, utf8
 
 REGEX_TIMEOUT = 0.05  # seconds per search with the backtracking engine
 REGEX_BUDGET = 32_000_000  # characters searched per regex per budget scope (an evaluation, or one search over many texts)
@@ -171,6 +171,24 @@ def regex_probe(pattern: str, flags: Sequence[str] = ()) -> Any:
     prefix = _flag_prefix(pattern, tuple(flags))
     _get_plan(pattern, prefix)
     return _rewritten(pattern, prefix, "probe")
+
+
+# Pages past this many are not spelled out in a probe (its rewrite grows with them): the general one is used.
+PROBE_PAGES_MAX = 64
+
+
+def regex_probe_on(pattern: str, flags: Sequence[str], pages: tuple[int, ...]) -> Any:
+    """`regex_probe`'s pattern with its classes exact on the characters of the 256-character
+    `pages` (the probe `regex_search` tries a long non-ASCII text with first): a superset of the
+    matches in any text whose characters are ASCII or in `pages`, which `regex_probe`'s admitting
+    every non-ASCII character where a class is makes match almost everywhere in non-ASCII text.
+    None when there is none (RE2 refuses it, or more than PROBE_PAGES_MAX pages). Raises
+    RegexUnknown for a pattern that cannot be evaluated."""
+    if len(pages) > PROBE_PAGES_MAX:
+        return None
+    prefix = _flag_prefix(pattern, tuple(flags))
+    _get_plan(pattern, prefix)
+    return _rewritten(pattern, prefix, "probe", pages)
 
 
 # --- the cumulative budget ------------------------------------------------------------------------
@@ -365,7 +383,8 @@ def _may_match(pattern: str, prefix: str, text: str, account: _Account | None) -
         account.charge(pattern, text)
     try:
         probe = _rewritten(pattern, prefix, "probe", _pages(text) if len(text) >= PREFILTER_MIN else ())
-        return probe is None or probe.search(text) is not None
+        # (a large text's UTF-8 is kept: each regex's probe searches it)
+        return probe is None or probe.search(utf8(text)) is not None
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
         return True
 
@@ -376,22 +395,33 @@ PAGE_SCAN_MAX = 64  # pages found one search at a time; past this many, the rest
 
 @memo_large
 def _pages(text: str) -> tuple[int, ...]:
-    """The 256-character pages of the non-ASCII characters in `text`. Found by searching for a
-    character of a page not yet found, resuming after each hit: one linear pass in C, where
-    `set(text)` hashed every character of a large text (80 ms a MB)."""
+    """The 256-character pages of the non-ASCII characters in `text` (`utf8_pages` of its UTF-8,
+    kept for a large text: textmemo.utf8)."""
     if text.isascii():
         return ()
     if len(text) < PAGE_SCAN_MIN:
         return _hashed_pages(text)
+    try:
+        data = utf8(text)
+    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
+        return _hashed_pages(text)
+    return utf8_pages(data)
+
+
+def utf8_pages(data: bytes) -> tuple[int, ...]:
+    """The 256-character pages of the non-ASCII characters in UTF-8 `data`. Found by searching
+    (RE2, on the bytes) for a character of a page not yet found, resuming after each hit: one
+    linear pass in C, where `set(text)` hashed every character of a large text (80 ms a MB) and
+    `re` compiled a class per page found (~1 ms each)."""
     pages: set[int] = set()
     at = 0
     while len(pages) < PAGE_SCAN_MAX:
-        hit = _new_page(frozenset(pages)).search(text, at)
+        hit = _new_page(frozenset(pages)).search(data, at)
         if hit is None:
             return tuple(sorted(pages))
-        pages.add(ord(hit.group()) >> 8)
         at = hit.end()
-    return tuple(sorted(pages.union(_hashed_pages(text[at:]))))
+        pages.add(ord(data[hit.start() : at].decode("utf-8")) >> 8)
+    return tuple(sorted(pages.union(_hashed_pages(data[at:].decode("utf-8")))))
 
 
 def _hashed_pages(text: str) -> tuple[int, ...]:
@@ -399,10 +429,10 @@ def _hashed_pages(text: str) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _new_page(found: frozenset[int]) -> re.Pattern[str]:
-    """A character that is neither ASCII nor in a page of `found`."""
-    ranges = "".join(f"{re.escape(chr(p << 8))}-{re.escape(chr((p << 8) | 0xFF))}" for p in sorted(found))
-    return re.compile(f"[^\\x00-\\x7f{ranges}]")
+def _new_page(found: frozenset[int]) -> Any:
+    """A character that is neither ASCII nor in a page of `found` (RE2, searched in UTF-8 bytes)."""
+    ranges = "".join(f"\\x{{{p << 8:x}}}-\\x{{{(p << 8) | 0xFF:x}}}" for p in sorted(found))
+    return re2_module().compile(f"[^\\x00-\\x7f{ranges}]", re2_options())
 
 
 def regex_literals(pattern: str) -> list[str]:

@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import (
-    _B64_RUN,
     LimitUnknown,
     _base64_runs,
     _hex_runs,
+    candidate_runs,
     html_unescape,
     path_changes,
     percent_decode,
@@ -40,7 +40,9 @@ def _path_differs(text: str) -> bool:
 
 
 def _decodes_runs(text: str) -> bool:
-    runs = _B64_RUN.findall(text)
+    # the runs `normalize.forms` decodes (kept for a large text, which its forms decode next; [] when
+    # a linear-time scan shows that none gives a span)
+    runs = candidate_runs(text)
     return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
 
 

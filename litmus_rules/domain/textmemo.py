@@ -5,7 +5,11 @@ A large text goes through the same transforms from several places (its forms, th
 of the surfaces it is one of, the keys of its decoded texts, a search whose forms are streamed):
 each transform of a text of at least MEMO_MIN characters is computed once while its result is
 kept (MEMO_CHARS characters of results in all, MEMO_ENTRIES results). A memo of pure functions: an evicted
-result is computed again, never a different one.
+result is computed again, never a different one. Its UTF-8 too (`utf8`, its bytes weighed as
+characters): the `re2` wrapper encodes a str on every search, and a large text's forms are scanned
+by RE2 many times (presence tests, pages, regex probes, the joins of the haystacks it is in).
+MEMO_CHARS holds every transform and UTF-8 of a 1 MB text (~28 Mi): past it, results evicted
+while the text is still being searched are computed again (2x the CPU on such a text).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 
 MEMO_MIN = 1 << 15
-MEMO_CHARS = 24 << 20
+MEMO_CHARS = 48 << 20
 MEMO_ENTRIES = 256
 _memo: BoundedCache[Any] = BoundedCache(MEMO_ENTRIES, MEMO_CHARS)
 _MISSING: Any = object()
@@ -41,13 +45,22 @@ def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
         # Weighed by what the entry adds: its result. Its key is a text the caller holds (an
         # episode's, or another entry's result), often under several entries.
         weight = 64
-        if isinstance(result, str) and result is not text:
+        if isinstance(result, (str, bytes)) and result is not text:
             weight += len(result)
         elif isinstance(result, (list, tuple)):
             weight += sum(len(x) for x in result if isinstance(x, str))
         return _memo.put(key, result, weight)
 
     return memoised
+
+
+@memo_large
+def utf8(text: str) -> bytes:
+    """`text` in UTF-8 (UnicodeEncodeError for a lone surrogate), kept for large texts: an RE2
+    search of a str encodes all of it on every call (the `re2` wrapper does), so a large text that
+    several scans read (its presence tests, the joined forms of the haystacks it is in) is
+    encoded once and they search the bytes."""
+    return text.encode("utf-8")
 
 
 def clear_memo() -> None:

@@ -41,7 +41,7 @@ from typing import Any
 
 from litmus_rules import usercache
 from litmus_rules.domain.decoding import canonical_path
-from litmus_rules.domain.textmemo import memo_large, re2_options
+from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
 # is imported (cold start: `import litmus_rules` reads no Unicode database of theirs).
@@ -86,7 +86,8 @@ def __getattr__(name: str) -> Any:
 
 def _re2_search(pattern: Any, text: str) -> bool:
     try:
-        return pattern.search(text) is not None
+        # the UTF-8 of a large text is kept (textmemo.utf8): its presence tests encode it once
+        return pattern.search(utf8(text)) is not None
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8
         return pattern.search(_SURROGATE.sub("\ufffd", text)) is not None
 
