@@ -438,7 +438,7 @@ def first_collision(signal: Mapping[str, Any] | Signal, texts: Sequence[str], mi
     texts = _require_texts(texts, "collides()")
     if not texts:
         return None
-    with budget_scope():  # one regex's searches over all the texts share its time budget
+    with budget_scope():  # one regex's searches over all the texts share its budget
         kind, value, flags = _text_signal(signal)
         if kind == "tool_call":
             return None
