@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.joined import Probe, first_match, first_matches
 from litmus_rules.domain.matching import (
@@ -50,6 +51,10 @@ LISTED_WITNESSES = 5
 # joined pass is cheaper. Not a limit: either way gives the same answer.
 SMALL_TEXTS = 16
 SMALL_CHARS = 1024
+# The answers of the last searches of small texts (`_collect_small`): a memo of a pure function,
+# bounded by entries (each holds at most SMALL_CHARS characters of texts); a miss searches again.
+SMALL_ANSWERS = 256
+_SMALL_ANSWERS: BoundedCache[tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]] = BoundedCache(SMALL_ANSWERS)
 
 Ranked = list[tuple[int, Witness]]
 
@@ -76,8 +81,28 @@ def _collect(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[
              key: tuple[Any, ...], injected: Flags, tolerated: tuple[type[BaseException], ...]) -> Ranked:
     """The ranked hits: a few small texts one by one, more in one joined pass (same answer)."""
     if len(texts) <= SMALL_TEXTS and sum(map(len, texts)) <= SMALL_CHARS:
-        return _collect_each(texts, test, injected, tolerated)
+        return _collect_small(texts, test, key, injected, tolerated)
     return _collect_joined(texts, probe, test, key, injected, tolerated)
+
+
+def _collect_small(texts: tuple[str, ...], test: Callable[[str], Witness | None], key: tuple[Any, ...],
+                   injected: Flags, tolerated: tuple[type[BaseException], ...]) -> Ranked:
+    """`_collect_each`, remembered (as the joined pass remembers its answers with its haystack):
+    a rule's message and trace ask its condition's question again, and episodes made from one
+    template ask it of the same texts. `key` names the test (joined.first_match), so the hits
+    are a function of (key, texts) and, once there is one, of the injected flags (where the
+    search stopped); a search that raised is not remembered."""
+    memo = (key, texts, WITNESS_LIMIT)
+    held = _SMALL_ANSWERS.get(memo)
+    if held is not None:
+        hits, inj = held
+        if not hits:
+            return []
+        if _injected(injected) == inj:
+            return _ranked(hits, inj)
+    hits, inj = _collect_each(texts, test, injected, tolerated)
+    _SMALL_ANSWERS.put(memo, (hits, inj))
+    return _ranked(hits, inj) if hits else []
 
 
 def _collect_joined(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[[str], Witness | None],
@@ -98,10 +123,10 @@ def _collect_joined(texts: tuple[str, ...], probe: Callable[[], Probe], test: Ca
 
 
 def _collect_each(texts: tuple[str, ...], test: Callable[[str], Witness | None], injected: Flags,
-                  tolerated: tuple[type[BaseException], ...]) -> Ranked:
-    """What `_collect_joined` finds, by testing each text in order: the loop the joined pass
-    stands for (joined.py), which for a few short texts costs less than joining them (their
-    forms are cached, text by text, and a rule's message asking again finds them there). As
+                  tolerated: tuple[type[BaseException], ...]) -> tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]:
+    """The hits `_collect_joined` ranks (and the injected flags read, when there is one), by
+    testing each text in order: the loop the joined pass stands for (joined.py), which for a
+    few short texts costs less than joining them (their forms are cached, text by text). As
     there, an error before the first hit is raised (a LimitUnknown naming its text's `index`),
     one of a `tolerated` type after it ends the collection."""
     hits: list[tuple[int, Witness]] = []
@@ -122,7 +147,7 @@ def _collect_each(texts: tuple[str, ...], test: Callable[[str], Witness | None],
         hits.append((i, found))
         if found.rank(_flag(inj, i)) == 1 or len(hits) >= WITNESS_LIMIT:
             break
-    return _ranked(hits, inj) if hits else []
+    return tuple(hits), inj
 
 
 def ranked_leaks(token: str, texts: Sequence[str], injected: Flags = ()) -> Ranked:
