@@ -380,13 +380,30 @@ class JSONValues:
         if depth >= TRACE_DEPTH and value:
             return f"... ({len(value)} {'keys' if isinstance(value, dict) else 'items'})"
         copy = self.copy
+        below = depth + 1
+        # (the common scalars as `copy` gives them, without its call: most of a value's leaves)
         if isinstance(value, dict):
-            if len(value) <= TRACE_ITEMS:
-                return {str(k): copy(v, depth + 1) for k, v in value.items()}
-            out = {str(k): copy(v, depth + 1) for k, v in list(value.items())[:TRACE_ITEMS]}
-            out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
+            out: dict[str, Any] = {}
+            for k, v in value.items() if len(value) <= TRACE_ITEMS else list(value.items())[:TRACE_ITEMS]:
+                cls = v.__class__
+                if cls is str:
+                    out[k if k.__class__ is str else str(k)] = v if len(v) <= TRACE_STRING else _cut(v)
+                elif cls is bool or cls is int or v is None:
+                    out[k if k.__class__ is str else str(k)] = v
+                else:
+                    out[str(k)] = copy(v, below)
+            if len(value) > TRACE_ITEMS:
+                out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
             return out
-        items = [copy(v, depth + 1) for v in value[:TRACE_ITEMS]]
+        items = []
+        for v in value[:TRACE_ITEMS]:
+            cls = v.__class__
+            if cls is str:
+                items.append(v if len(v) <= TRACE_STRING else _cut(v))
+            elif cls is bool or cls is int or v is None:
+                items.append(v)
+            else:
+                items.append(copy(v, below))
         if len(value) > TRACE_ITEMS:
             items.append(f"... ({len(value) - TRACE_ITEMS} more items)")
         return items
