@@ -48,9 +48,10 @@ LISTED_WITNESSES = 5
 # At most this many texts holding at most SMALL_CHARS characters in all are tested one by one
 # (`_collect_each`), not joined (`_collect_joined`): on the 1.7 KB episodes of bench/e2e.py (2-13
 # texts, 140-440 characters) that is a third of the built-ins' cost; on more or larger texts the
-# joined pass is cheaper. Not a limit: either way gives the same answer.
+# joined pass is cheaper (at 1 KB the realistic episodes of bench/realistic.py got 1% slower).
+# Not a limit: either way gives the same answer.
 SMALL_TEXTS = 16
-SMALL_CHARS = 1024
+SMALL_CHARS = 512
 # The answers of the last searches of small texts (`_collect_small`): a memo of a pure function,
 # bounded by entries (each holds at most SMALL_CHARS characters of texts); a miss searches again.
 SMALL_ANSWERS = 256
