@@ -119,3 +119,16 @@ def test_the_surface_builtin_gives_the_same_fact_at_the_bound(count: int) -> Non
     surfaces[-1]["text"] = f"see {TOKEN}"
     joined, each = _both(lambda: REGISTRY["leak"].impl(TOKEN, surfaces))
     assert joined == each and each[0] == "ok" and each[1]["origin"] == f"s{count - 1}"
+
+
+def test_a_new_forms_cache_starts_a_new_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forms derived afresh under another limit (a new forms cache, as the limit tests make) are not
+    answered from what the memo remembered under the old one."""
+    from litmus_rules.domain import decoding, formcache
+
+    text = _html_layers(TOKEN, 4)
+    assert witnesses.ranked_leaks(TOKEN, [text], [True])  # decoded under the default limit (8 layers)
+    monkeypatch.setattr(decoding, "HTML_MAX_LAYERS", 3)
+    monkeypatch.setattr(formcache, "_forms_cache", formcache._FormsCache())
+    with pytest.raises(Exception, match="HTML_MAX_LAYERS"):
+        witnesses.ranked_leaks(TOKEN, [text], [True])

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from litmus_rules.cache import BoundedCache
+from litmus_rules.domain import formcache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.joined import Probe, first_match, first_matches
 from litmus_rules.domain.matching import (
@@ -55,7 +56,17 @@ SMALL_CHARS = 512
 # The answers of the last searches of small texts (`_collect_small`): a memo of a pure function,
 # bounded by entries (each holds at most SMALL_CHARS characters of texts); a miss searches again.
 SMALL_ANSWERS = 256
-_SMALL_ANSWERS: BoundedCache[tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]] = BoundedCache(SMALL_ANSWERS)
+_Answers = BoundedCache[tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]]
+# (the forms cache the answers were derived from, the answers): a new forms cache (one made to
+# derive forms afresh, under other limits) starts a new memo
+_small: list[Any] = [None, None]
+
+
+def _small_answers() -> _Answers:
+    forms = formcache._forms_cache
+    if _small[0] is not forms:
+        _small[:] = [forms, BoundedCache(SMALL_ANSWERS)]
+    return _small[1]  # type: ignore[no-any-return]
 
 Ranked = list[tuple[int, Witness]]
 
@@ -94,7 +105,8 @@ def _collect_small(texts: tuple[str, ...], test: Callable[[str], Witness | None]
     are a function of (key, texts) and, once there is one, of the injected flags (where the
     search stopped); a search that raised is not remembered."""
     memo = (key, texts, WITNESS_LIMIT)
-    held = _SMALL_ANSWERS.get(memo)
+    answers = _small_answers()
+    held = answers.get(memo)
     if held is not None:
         hits, inj = held
         if not hits:
@@ -102,7 +114,7 @@ def _collect_small(texts: tuple[str, ...], test: Callable[[str], Witness | None]
         if _injected(injected) == inj:
             return _ranked(hits, inj)
     hits, inj = _collect_each(texts, test, injected, tolerated)
-    _SMALL_ANSWERS.put(memo, (hits, inj))
+    answers.put(memo, (hits, inj))
     return _ranked(hits, inj) if hits else []
 
 
