@@ -132,10 +132,24 @@ def _same_value(expected: Any, schema_text: str) -> str | None:
         if parsed == expected and (type(parsed) is type(expected) or _numbers(parsed, expected)):
             return "raw"  # two numbers compare as numbers: 1 is 1.0 (JSON has one number type)
         expected = render_value(expected)
+    if len(expected) + len(schema_text) <= SAME_TEXT_MEMO_CHARS:
+        return _same_text_remembered(expected, schema_text)
+    return _same_text(expected, schema_text)
+
+
+def _same_text(expected: str, schema_text: str) -> str | None:
     for name, fn in _VALUE_KEYS:
         if fn(expected) == fn(schema_text):
             return name
     return None
+
+
+# `_same_text` of short texts, remembered: an argument value and a schema's default recur across
+# a benchmark's episodes (one tool manifest, one scorer), and each comparison derives five keys of
+# each side (paths canonicalised by regex). A memo of a pure function of two strings, bounded by
+# entries and by the size of the texts it keeps.
+SAME_TEXT_MEMO_CHARS = 512
+_same_text_remembered = functools.lru_cache(maxsize=4096)(_same_text)
 
 
 def _numbers(a: Any, b: Any) -> bool:

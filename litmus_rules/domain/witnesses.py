@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from litmus_rules.cache import BoundedCache
+from litmus_rules.domain import formcache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.joined import Probe, first_match, first_matches
 from litmus_rules.domain.matching import (
@@ -44,6 +46,27 @@ from litmus_rules.domain.signals import _text_signal
 WITNESS_LIMIT = 64
 # Witnesses a reason lists, strongest first.
 LISTED_WITNESSES = 5
+# At most this many texts holding at most SMALL_CHARS characters in all are tested one by one
+# (`_collect_each`), not joined (`_collect_joined`): on the 1.7 KB episodes of bench/e2e.py (2-13
+# texts, 140-440 characters) that is a third of the built-ins' cost; on more or larger texts the
+# joined pass is cheaper (at 1 KB the realistic episodes of bench/realistic.py got 1% slower).
+# Not a limit: either way gives the same answer.
+SMALL_TEXTS = 16
+SMALL_CHARS = 512
+# The answers of the last searches of small texts (`_collect_small`): a memo of a pure function,
+# bounded by entries (each holds at most SMALL_CHARS characters of texts); a miss searches again.
+SMALL_ANSWERS = 256
+_Answers = BoundedCache[tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]]
+# (the forms cache the answers were derived from, the answers): a new forms cache (one made to
+# derive forms afresh, under other limits) starts a new memo
+_small: list[Any] = [None, None]
+
+
+def _small_answers() -> _Answers:
+    forms = formcache._forms_cache
+    if _small[0] is not forms:
+        _small[:] = [forms, BoundedCache(SMALL_ANSWERS)]
+    return _small[1]  # type: ignore[no-any-return]
 
 Ranked = list[tuple[int, Witness]]
 
@@ -62,13 +85,46 @@ def _flag(injected: Sequence[bool], i: int) -> bool:
     return i < len(injected) and injected[i] is True
 
 
+def _injected(injected: Flags) -> tuple[bool, ...]:
+    return tuple(x is True for x in (injected() if callable(injected) else injected))
+
+
 def _collect(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[[str], Witness | None],
              key: tuple[Any, ...], injected: Flags, tolerated: tuple[type[BaseException], ...]) -> Ranked:
+    """The ranked hits: a few small texts one by one, more in one joined pass (same answer)."""
+    if len(texts) <= SMALL_TEXTS and sum(map(len, texts)) <= SMALL_CHARS:
+        return _collect_small(texts, test, key, injected, tolerated)
+    return _collect_joined(texts, probe, test, key, injected, tolerated)
+
+
+def _collect_small(texts: tuple[str, ...], test: Callable[[str], Witness | None], key: tuple[Any, ...],
+                   injected: Flags, tolerated: tuple[type[BaseException], ...]) -> Ranked:
+    """`_collect_each`, remembered (as the joined pass remembers its answers with its haystack):
+    a rule's message and trace ask its condition's question again, and episodes made from one
+    template ask it of the same texts. `key` names the test (joined.first_match), so the hits
+    are a function of (key, texts) and, once there is one, of the injected flags (where the
+    search stopped); a search that raised is not remembered."""
+    memo = (key, texts, WITNESS_LIMIT)
+    answers = _small_answers()
+    held = answers.get(memo)
+    if held is not None:
+        hits, inj = held
+        if not hits:
+            return []
+        if _injected(injected) == inj:
+            return _ranked(hits, inj)
+    hits, inj = _collect_each(texts, test, injected, tolerated)
+    answers.put(memo, (hits, inj))
+    return _ranked(hits, inj) if hits else []
+
+
+def _collect_joined(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[[str], Witness | None],
+                    key: tuple[Any, ...], injected: Flags, tolerated: tuple[type[BaseException], ...]) -> Ranked:
     """The first hit as `first_match` finds it (a clean episode's whole cost, with the same
     cached answer), then, on a hit, the ranked collection."""
     if first_match(texts, probe, test, key) is None:
         return []
-    inj = tuple(x is True for x in (injected() if callable(injected) else injected))
+    inj = _injected(injected)
     limit = WITNESS_LIMIT
 
     def enough(i: int, w: Witness) -> bool:
@@ -77,6 +133,34 @@ def _collect(texts: tuple[str, ...], probe: Callable[[], Probe], test: Callable[
     hits = first_matches(texts, probe, test, ("ranked", *key, inj, limit), enough=enough, limit=limit,
                          tolerated=tolerated, first_key=key)
     return _ranked(hits, inj)
+
+
+def _collect_each(texts: tuple[str, ...], test: Callable[[str], Witness | None], injected: Flags,
+                  tolerated: tuple[type[BaseException], ...]) -> tuple[tuple[tuple[int, Witness], ...], tuple[bool, ...]]:
+    """The hits `_collect_joined` ranks (and the injected flags read, when there is one), by
+    testing each text in order: the loop the joined pass stands for (joined.py), which for a
+    few short texts costs less than joining them (their forms are cached, text by text). As
+    there, an error before the first hit is raised (a LimitUnknown naming its text's `index`),
+    one of a `tolerated` type after it ends the collection."""
+    hits: list[tuple[int, Witness]] = []
+    inj: tuple[bool, ...] = ()
+    for i, text in enumerate(texts):
+        try:
+            found = test(text)
+        except Exception as exc:
+            if hits and isinstance(exc, tolerated):
+                break
+            if isinstance(exc, LimitUnknown):
+                exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
+            raise
+        if found is None:
+            continue
+        if not hits:
+            inj = _injected(injected)
+        hits.append((i, found))
+        if found.rank(_flag(inj, i)) == 1 or len(hits) >= WITNESS_LIMIT:
+            break
+    return tuple(hits), inj
 
 
 def ranked_leaks(token: str, texts: Sequence[str], injected: Flags = ()) -> Ranked:

@@ -198,6 +198,9 @@ class TraceBuilder:
         static = _STATIC.get(key)  # (inlined `_static`: this runs for every node of every trace)
         if static is None or static[0] is not e:
             static = _static(e)
+        shape = static[4]
+        if shape is _LITERAL:
+            return self._literal(e, static)
         value = rec.get(key, _ABSENT)
         evaluated = value is not _ABSENT
         if not evaluated:
@@ -208,7 +211,6 @@ class TraceBuilder:
         reads = missing = let = where = None
         let_definition: Any = None
 
-        shape = static[4]
         if shape is _PATH:  # a name, or fields of a name: a fact path
             name, suffix = static[5]
             root = paths.get(name, name)
@@ -263,6 +265,11 @@ class TraceBuilder:
         return self._make(e, static, evaluated, value, error, reads, missing, binding or None, let, children,
                           let_definition, where)
 
+    def _literal(self, e: ast.Expr, static: tuple[Any, ...]) -> Any:
+        """A literal's node: never evaluated in a trace (the recording run does not record a value
+        the source already shows), nor failing."""
+        return self._make(e, static, False, UNKNOWN, None, None, None, None, None, [], None)
+
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None, reads: str | None, missing: str | None,
         binding: dict[str, str] | None, let: str | None, children: list[Any], let_definition: Any,
@@ -297,6 +304,9 @@ class JSONTraceBuilder(TraceBuilder):
         self.compact = compact
         self.expand_lets = not compact
         self.values = values if values is not None else JSONValues()
+
+    def _literal(self, e: ast.Expr, static: tuple[Any, ...]) -> Any:
+        return static[9]  # made once (`_static`), shared by every trace that shows the literal
 
     def _make(
         self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
@@ -380,13 +390,30 @@ class JSONValues:
         if depth >= TRACE_DEPTH and value:
             return f"... ({len(value)} {'keys' if isinstance(value, dict) else 'items'})"
         copy = self.copy
+        below = depth + 1
+        # (the common scalars as `copy` gives them, without its call: most of a value's leaves)
         if isinstance(value, dict):
-            if len(value) <= TRACE_ITEMS:
-                return {str(k): copy(v, depth + 1) for k, v in value.items()}
-            out = {str(k): copy(v, depth + 1) for k, v in list(value.items())[:TRACE_ITEMS]}
-            out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
+            out: dict[str, Any] = {}
+            for k, v in value.items() if len(value) <= TRACE_ITEMS else list(value.items())[:TRACE_ITEMS]:
+                cls = v.__class__
+                if cls is str:
+                    out[k if k.__class__ is str else str(k)] = v if len(v) <= TRACE_STRING else _cut(v)
+                elif cls is bool or cls is int or v is None:
+                    out[k if k.__class__ is str else str(k)] = v
+                else:
+                    out[str(k)] = copy(v, below)
+            if len(value) > TRACE_ITEMS:
+                out["..."] = f"{len(value) - TRACE_ITEMS} more keys"
             return out
-        items = [copy(v, depth + 1) for v in value[:TRACE_ITEMS]]
+        items = []
+        for v in value[:TRACE_ITEMS]:
+            cls = v.__class__
+            if cls is str:
+                items.append(v if len(v) <= TRACE_STRING else _cut(v))
+            elif cls is bool or cls is int or v is None:
+                items.append(v)
+            else:
+                items.append(copy(v, below))
         if len(value) > TRACE_ITEMS:
             items.append(f"... ({len(value) - TRACE_ITEMS} more items)")
         return items
@@ -409,6 +436,7 @@ def _cut(text: str) -> str:
 _STATIC: dict[int, tuple[Any, ...]] = {}
 _STATIC_LIMIT = 100_000
 _PATH, _QUANTIFIER, _COMPREHENSION, _GENERIC = "path", "quantifier", "comprehension", "generic"
+_LITERAL = "literal"
 _ABSENT: Any = object()  # not recorded: the node was not evaluated
 
 
@@ -423,11 +451,17 @@ def _static(e: ast.Expr) -> tuple[Any, ...]:
             shape = _QUANTIFIER
         elif isinstance(e, ast.Comprehension):
             shape = _COMPREHENSION
+        elif isinstance(e, ast.Literal):
+            shape = _LITERAL
         else:
             shape = _GENERIC
         key = id(e)
-        static = (e, type(e).__name__.lower(), e.span.text, e.span.location(), shape, _chain(e), ast.children(e),
-                  ("error", key), ("missing", key))
+        kind, text, location = type(e).__name__.lower(), e.span.text, e.span.location()
+        # a literal's JSON node: never recorded (its value is in the source), so the same in every trace
+        literal = _node_json(kind, text, location, False, UNKNOWN, None, None, None, None, None, [], JSONValues()) \
+            if shape is _LITERAL else None
+        static = (e, kind, text, location, shape, _chain(e), ast.children(e), ("error", key), ("missing", key),
+                  literal)
         _STATIC[id(e)] = static
     return static
 
