@@ -335,21 +335,31 @@ def _canonical_urls(urls: list[str]) -> list[str]:
     return out
 
 
-_FILE_PREFIX = re.compile(r"^file:(?://localhost)?", re.IGNORECASE | re.MULTILINE | re.ASCII)
-_LEADING_SLASHES = re.compile(r"^//+", re.MULTILINE)
+# Each path's start is a newline in the joined text: a literal that `re` searches for quickly (a
+# "^" in MULTILINE mode is tried at every position).
+_FILE_PREFIX = re.compile(r"\n[Ff][Ii][Ll][Ee]:(?://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt])?")
+_LEADING_SLASHES = re.compile(r"\n//+")
+try:  # posixpath.normpath of a str is `_path_normpath(path) or "."`: the C part, without the call around it
+    from posix import _path_normpath  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - not CPython 3.11+ on POSIX
+    _path_normpath = posixpath.normpath
 
 
 def _canonical_paths(paths: list[str]) -> list[str]:
     """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
     by newlines, then normpath (C) of each."""
-    joined = "\n".join(paths)
+    joined = "\n" + "\n".join(paths)
     if ":" in joined:
-        joined = _FILE_PREFIX.sub("", joined)
-    joined = _LEADING_SLASHES.sub("/", joined.replace("\\", "/"))
+        joined = _FILE_PREFIX.sub("\n", joined)
+    joined = _LEADING_SLASHES.sub("\n/", joined.replace("\\", "/"))
     parts = joined.split("\n")
+    del parts[0]
     if len(parts) != len(paths):  # (not seen: the runs hold no newline)
         return [_canonical(p) for p in paths]
-    return [posixpath.normpath(p) if p else p for p in parts]
+    out = list(map(_path_normpath, parts))
+    if "" in out:  # normpath gives "." where the C part gives "", but of "" (kept as it is)
+        out = [q or ("." if p else p) for p, q in zip(parts, out)]
+    return out
 
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -386,18 +396,79 @@ DENSE_PATHS = 64
 # (the URL is then the run's one token, up to its end, and is left as it is).
 _RUN_MAY_CHANGE = re.compile(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE.pattern + ")",
                              re.DOTALL)
-# each token boundary as a space: ASCII text is translated by a byte table, then split by str.split
-_BOUNDARY_TO_SPACE = str.maketrans("\t\n\f\r\"'<>`", "         ")
+# each token boundary as a newline: ASCII text is translated by a byte table, then split by str.split
+_BOUNDARY_TO_NEWLINE = str.maketrans("\t\f\r \"'<>`", "\n" * 9)
+# the ASCII characters that are not token boundaries: deleting them leaves the boundaries in order
+_NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
+
+# One line (a run of an ASCII text, its boundaries made newlines) sorted by what `findall` gives:
+# - the run, when it is one path token from its first character to its last, so that its
+#   canonical form is `_canonical(run)` (done for all of them at once by `_canonical_paths`).
+#   Only shapes where `_PATH_RE_ASCII`'s first match at the run's start is certain to span it: no
+#   ":" past a drive (so no URL, no file: but in the last alternative), and either a word
+#   character starting `_PATH_BODY`'s second branch, or its first branch's prefix (a drive not
+#   followed by "//", which would make a URL; "~"; "." or ".."; none) followed by separators and
+#   a segment character; what follows is segments and separators, which the token's greedy tail
+#   takes to the end. Or a file: run (URL or not) when `_PATH_BODY` itself, committed to its
+#   first match (an atomic group: no other way through it), spans the line;
+# - the run and its newline, for any other run where `_PATH_MAY_CHANGE` finds something (as
+#   `_RUN_MAY_CHANGE`, its lazy scan spelled as a possessive loop over the characters where no
+#   change can start: 3x faster in `re`);
+# - "" for the rest, left as they are.
+# Every match starts at a line's start and ends with its newline: one match per line, no position
+# inside a line tried on its own. Linear: possessive loops, one atomic group at one position.
+# One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
+# garbage collector, which then walks the whole heap of the process.
+_SEG_ASCII = "A-Za-z0-9_.~%$@+=-"
+_DENSE_LINE = re.compile(
+    rf"((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][{_SEG_ASCII}\\/]*+"
+    rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII.pattern}))(?=\n)"
+    r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
+    r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
+    rf"(?:{_PATH_MAY_CHANGE.pattern}))[^\n]*+\n)(?:(?<=\n)|\n)"
+    r"|[^\n]*+\n",
+    re.ASCII,
+)
 
 
 def _canonical_dense(text: str) -> str:
-    """`canonical_path` of a text dense with paths: split once at its token boundaries, the runs
-    that may change found by one pass over them all, canonicalised together (`_canonical_many`),
-    and put back between the untouched stretches of the text."""
-    if text.isascii():
-        runs = text.translate(_BOUNDARY_TO_SPACE).split(" ")
-    else:
-        runs = _TOKEN_BOUNDARY.split(text)
+    """`canonical_path` of a text dense with paths: its runs (between token boundaries) sorted by
+    one pass (`_DENSE_LINE`) into whole path tokens, canonicalised together (`_canonical_paths`),
+    other runs that may change (`_canonical_many`) and the rest; put back between the boundaries."""
+    if not text.isascii():
+        return _canonical_dense_runs(text)
+    lines = text.translate(_BOUNDARY_TO_NEWLINE)
+    runs = lines.split("\n")
+    kinds = _DENSE_LINE.findall(lines + "\n")
+    if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
+        return _canonical_dense_runs(text)
+    whole: list[int] = []
+    other: list[int] = []
+    for i in compress(range(len(runs)), kinds):
+        (other if kinds[i][-1] == "\n" else whole).append(i)
+    if not whole and not other:
+        return text
+    del kinds
+    out = runs.copy()
+    for i, canonical in zip(whole, _canonical_paths([runs[i] for i in whole])):
+        out[i] = canonical
+    for i, canonical in zip(other, _canonical_many([runs[i] for i in other])):
+        out[i] = canonical
+    if len(out) == 1:
+        return out[0]
+    # the boundaries, in order, between the canonicalised runs
+    boundaries = text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
+    pieces = [""] * (2 * len(out) - 1)
+    pieces[0::2] = out
+    pieces[1::2] = boundaries
+    return "".join(pieces)
+
+
+def _canonical_dense_runs(text: str) -> str:
+    """`canonical_path` of a (non-ASCII) text dense with paths: split once at its token
+    boundaries, the runs that may change found by one pass over them all, canonicalised together
+    (`_canonical_many`), and put back between the untouched stretches of the text."""
+    runs = _TOKEN_BOUNDARY.split(text)
     changing = list(compress(range(len(runs)), map(_RUN_MAY_CHANGE.match, runs)))
     if not changing:
         return text

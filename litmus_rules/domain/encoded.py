@@ -13,8 +13,8 @@ import binascii
 import functools
 import re
 from collections.abc import Iterator
-from itertools import repeat
-from operator import getitem
+from itertools import accumulate, compress, repeat
+from operator import getitem, not_
 from typing import Any
 
 from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
@@ -209,21 +209,28 @@ def _batches(n: int) -> Iterator[tuple[int, int]]:
         size *= 4
 
 
-def _base64_found(runs: list[str]) -> list[list[str | None]]:
-    """For each run, what `_base64_runs` decodes from it (None: a part that does not decode)."""
-    found: list[list[str | None]] = [[] for _ in runs]
+def _base64_found(runs: list[str]) -> list[list[str | None] | None]:
+    """For each run, what `_base64_runs` decodes from it (None in the list: a part that does not
+    decode; None for the list: a word-like run, not tried)."""
+    found: list[list[str | None] | None] = [None] * len(runs)
+    # The runs to look at, found by calls into C over all of them (a long text has 100k runs, most
+    # of them words): the wrapped ones, and those not lower-case past their first character.
+    todo = set(compress(range(len(runs)), map(str.__contains__, runs, repeat("\n"))))
+    wrapped = bool(todo)
+    todo.update(compress(range(len(runs)), map(not_, map(str.islower, map(getitem, runs, repeat(slice(1, None)))))))
     whole: list[str] = []
     whole_of: list[int] = []
     split: list[int] = []  # wrapped runs whose lines are tried one by one
-    for i, run in enumerate(runs):
-        if "\n" in run:
+    for i in sorted(todo):
+        run = runs[i]
+        if wrapped and "\n" in run:
             joined = "".join(run.split())
             if _looks_like_word(joined):
                 split.append(i)
             else:
                 whole.append(joined)
                 whole_of.append(i)
-        elif not (run[1:].islower() or run.isupper() or run.isdigit()):  # _looks_like_word, inlined: hot
+        elif not (run.isupper() or run.isdigit()):  # _looks_like_word; its first test made `todo`
             whole.append(run)
             whole_of.append(i)
     for i, decoded in zip(whole_of, _decode_b64_many(whole)):
@@ -248,6 +255,8 @@ def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     bounded = max_chars is not None
     for start, end in _batches(len(runs)):
         for found in _base64_found(runs[start:end]):
+            if found is None:  # a word-like run, not tried
+                continue
             for decoded in found:
                 if decoded is not None:
                     out.append(decoded)
@@ -290,13 +299,32 @@ def _hex_one(run: str) -> str | None:
     return None
 
 
+# Each hex digit as "h", every other base64-alphabet character (and "h") as a space: `_HEX_RUN`'s
+# matches (maximal runs of 8+ hex digits) are the runs of 8+ "h", which `re` finds by searching
+# for a literal: not a match attempt at each character (most characters of a text are letters).
+_HEX_TO_H = str.maketrans({**{c: " " for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/_-"},
+                           **{c: "h" for c in "0123456789ABCDEFabcdef"}})
+_H_RUN = re.compile("(hhhhhhhh+)")
+
+
+def _hex_runs_of(text: str) -> list[str]:
+    """`_HEX_RUN.findall(text)` of an ASCII text (the base64-alphabet runs joined)."""
+    if not text.isascii():  # pragma: no cover - runs are ASCII
+        return _HEX_RUN.findall(text)
+    parts = _H_RUN.split(text.translate(_HEX_TO_H))
+    if len(parts) == 1:
+        return []
+    ends = list(accumulate(map(len, parts)))
+    return [text[ends[k - 1]:ends[k]] for k in range(1, len(parts), 2)]
+
+
 def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
     out: list[str] = []
     budget = max_chars if max_chars is not None else -1
     bounded = max_chars is not None
     # one scan of the runs joined by a space (no hex run crosses it) finds what a scan of each does
-    hex_runs = _HEX_RUN.findall(" ".join(runs))
+    hex_runs = _hex_runs_of(" ".join(runs))
     for start, end in _batches(len(hex_runs)):
         for decoded in _hex_found(hex_runs[start:end]):
             if decoded is not None:
