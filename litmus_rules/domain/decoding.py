@@ -30,8 +30,10 @@ import html
 import posixpath
 import re
 import urllib.parse
+from collections import deque
 from collections.abc import Iterator
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
+from operator import is_, lt
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -414,14 +416,15 @@ _NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
 # - the run and its newline, for any other run where `_PATH_MAY_CHANGE` finds something (as
 #   `_RUN_MAY_CHANGE`, its lazy scan spelled as a possessive loop over the characters where no
 #   change can start: 3x faster in `re`);
-# - "" for the rest, left as they are.
+# - "" for the rest (first, in one scan, the runs without a separator), left as they are.
 # Every match starts at a line's start and ends with its newline: one match per line, no position
 # inside a line tried on its own. Linear: possessive loops, one atomic group at one position.
 # One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
 # garbage collector, which then walks the whole heap of the process.
 _SEG_ASCII = "A-Za-z0-9_.~%$@+=-"
 _DENSE_LINE = re.compile(
-    rf"((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][{_SEG_ASCII}\\/]*+"
+    r"[^\n\\/]*+\n"  # no separator: no path token (most words), in one scan
+    rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][{_SEG_ASCII}\\/]*+"
     rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII.pattern}))(?=\n)"
     r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
     r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
@@ -431,37 +434,76 @@ _DENSE_LINE = re.compile(
 )
 
 
+# The runs of dense texts, with their canonical forms (a run that does not change: itself): a
+# text's decoded forms (JSON, HTML, percent) repeat most of its runs, and so do the texts of the
+# next episodes. A memo of a pure function, of runs up to RUN_MEMO_MAX characters: emptied when
+# it holds DENSE_MEMO_CHARS characters of runs.
+DENSE_MEMO_CHARS = 1 << 22
+_dense_memo: dict[str, str] = {}
+_dense_memo_chars = 0
+
+
 def _canonical_dense(text: str) -> str:
-    """`canonical_path` of a text dense with paths: its runs (between token boundaries) sorted by
-    one pass (`_DENSE_LINE`) into whole path tokens, canonicalised together (`_canonical_paths`),
-    other runs that may change (`_canonical_many`) and the rest; put back between the boundaries."""
+    """`canonical_path` of a text dense with paths: each run (between token boundaries) from the
+    memo or `_canonical_lines`, put back between the boundaries. The loops over the runs (tens of
+    thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
+    global _dense_memo_chars
     if not text.isascii():
         return _canonical_dense_runs(text)
-    lines = text.translate(_BOUNDARY_TO_NEWLINE)
-    runs = lines.split("\n")
-    kinds = _DENSE_LINE.findall(lines + "\n")
-    if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
-        return _canonical_dense_runs(text)
-    whole: list[int] = []
-    other: list[int] = []
-    for i in compress(range(len(runs)), kinds):
-        (other if kinds[i][-1] == "\n" else whole).append(i)
-    if not whole and not other:
+    runs = text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
+    out = list(map(_dense_memo.get, runs))
+    missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
+    if missed:
+        missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
+        canonical = _canonical_lines(missed_runs)
+        if missed_runs is runs:
+            out = canonical
+        else:
+            _put(out, missed, canonical)
+        size = sum(map(len, missed_runs))
+        if _dense_memo_chars + size > DENSE_MEMO_CHARS:
+            _dense_memo.clear()
+            _dense_memo_chars = 0
+        if max(map(len, missed_runs)) <= RUN_MEMO_MAX:
+            _dense_memo.update(zip(missed_runs, canonical))
+        else:
+            _dense_memo.update((run, c) for run, c in zip(missed_runs, canonical) if len(run) <= RUN_MEMO_MAX)
+        _dense_memo_chars += size
+    if out == runs:
         return text
-    del kinds
-    out = runs.copy()
-    for i, canonical in zip(whole, _canonical_paths([runs[i] for i in whole])):
-        out[i] = canonical
-    for i, canonical in zip(other, _canonical_many([runs[i] for i in other])):
-        out[i] = canonical
     if len(out) == 1:
-        return out[0]
+        return out[0]  # type: ignore[return-value]
     # the boundaries, in order, between the canonicalised runs
     boundaries = text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
     pieces = [""] * (2 * len(out) - 1)
     pieces[0::2] = out
     pieces[1::2] = boundaries
     return "".join(pieces)
+
+
+def _put(out: list[Any], at: list[int], values: list[Any]) -> None:
+    """out[at[k]] = values[k] for each k, in C."""
+    deque(map(out.__setitem__, at, values), maxlen=0)
+
+
+def _canonical_lines(runs: list[str]) -> list[str]:
+    """`_canonical_many(runs)` of ASCII runs, sorted by one pass (`_DENSE_LINE`) into whole path
+    tokens, canonicalised together (`_canonical_paths`), other runs that may change
+    (`_canonical_many`) and the rest, left as they are."""
+    kinds = _DENSE_LINE.findall("\n".join(runs) + "\n")
+    if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
+        return _canonical_many(runs)
+    # a whole token is given without its newline, another run that may change with it
+    ends = list(map(str.endswith, kinds, repeat("\n")))
+    whole = list(compress(range(len(runs)), map(lt, ends, map(bool, kinds))))
+    other = list(compress(range(len(runs)), ends))
+    del kinds, ends
+    out = runs.copy()
+    if whole:
+        _put(out, whole, _canonical_paths(list(map(runs.__getitem__, whole))))
+    if other:
+        _put(out, other, _canonical_many(list(map(runs.__getitem__, other))))
+    return out
 
 
 def _canonical_dense_runs(text: str) -> str:

@@ -110,11 +110,12 @@ def _shares_gram(literal_grams: frozenset[str], text: str, min_len: int) -> bool
 
 @functools.lru_cache(maxsize=64)
 def _grams_pattern(grams: frozenset[str]) -> Any:
-    """The grams as one RE2 alternation of literals (None if RE2 cannot compile it)."""
+    """The grams as one RE2 alternation of literals (None if RE2 cannot compile it: a lone
+    surrogate has no UTF-8, or the pattern is past RE2's memory bound)."""
     re2 = re2_module()
     try:
         return re2.compile("|".join(map(re2.escape, sorted(grams))), re2_options())
-    except re2.error:  # pragma: no cover - a pattern past RE2's memory bound
+    except (re2.error, UnicodeEncodeError):
         return None
 
 
