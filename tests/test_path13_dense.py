@@ -147,3 +147,20 @@ def test_no_gram_is_no_overlap() -> None:
 def test_hex_runs_are_found_as_by_re(runs: list[str]) -> None:
     joined = " ".join(runs)
     assert encoded._hex_runs_of(joined) == _OLD_HEX_RUN.findall(joined)
+
+
+# --- base64 runs -------------------------------------------------------------------------------
+
+_RUN_TEXT = st.lists(st.sampled_from(["usr/lib/etc", "Information", "deadbeef00", "xdeadbeef", "QUJDREVGR0g", "ZXhmaWw=",
+                                      "a1234567", "ABCDEFGHIJ", "12345678", "\n", "\r\n", " ", ":", "cafe", "babe",
+                                      "Zm9vYmFyYmF6", "-_-_-_-_", "etc/usr/lib.py"]), max_size=30).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_RUN_TEXT, st.sampled_from([None, 1, 5]))
+def test_runs_that_may_decode_give_the_same_spans(text: str, budget: int | None) -> None:
+    runs = encoded._B64_RUN.findall(text)
+    kept = encoded._runs_that_may_decode(runs)
+    assert set(kept) <= set(runs) and kept == [run for run in runs if run in set(kept)]
+    assert encoded._base64_runs(kept, budget) == encoded._base64_runs(runs, budget)
+    assert encoded._hex_runs(kept, budget) == encoded._hex_runs(runs, budget)
