@@ -164,3 +164,27 @@ def test_runs_that_may_decode_give_the_same_spans(text: str, budget: int | None)
     assert set(kept) <= set(runs) and kept == [run for run in runs if run in set(kept)]
     assert encoded._base64_runs(kept, budget) == encoded._base64_runs(runs, budget)
     assert encoded._hex_runs(kept, budget) == encoded._hex_runs(runs, budget)
+
+
+_BLOCK_TEXT = st.lists(st.one_of(st.sampled_from(["usr/lib/etc", "Information", "deadbeef00", "QUJDREVGR0g", "ZXhmaWw=",
+                                                  "a1234567", "ABCDEFGHIJ", "\n", "\r\n", "\r", " ", ":", ".", "é",
+                                                  "\ud800", "Zm9vYmFyYmF6", "SGVsbG8gV29y", "bGQh", "-_-_-_-_", "\u200b"]),
+                                 st.builds(lambda b: __import__("base64").b64encode(b).decode(), st.binary(max_size=20))),
+                       max_size=30).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_BLOCK_TEXT, st.sampled_from([0, 1, 2, encoded.HINTED_BLOCKS_MAX]))
+def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) -> None:
+    from litmus_rules.domain import textmemo
+
+    saved = encoded.HINTED_BLOCKS_MAX
+    encoded.HINTED_BLOCKS_MAX = blocks_max  # 0: every text through the whole-text scan
+    try:
+        textmemo.clear_memo()
+        runs = encoded._B64_RUN.findall(text)
+        candidates = encoded.candidate_runs(text)
+        assert encoded._base64_runs(candidates) == encoded._base64_runs(runs)
+        assert encoded._hex_runs(candidates) == encoded._hex_runs(runs)
+    finally:
+        encoded.HINTED_BLOCKS_MAX = saved

@@ -14,7 +14,7 @@ import functools
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, compress, islice, repeat
 from operator import getitem, not_
 from typing import Any
 
@@ -373,12 +373,40 @@ def may_hold_encoded_runs(text: str | bytes) -> bool:
         return True
 
 
+# Up to this many matches of the hint, the runs are read only in the blocks that hold one; past
+# it (a text of base64), by one `re` scan of the whole text.
+HINTED_BLOCKS_MAX = 64
+# A block: a stretch of base64-alphabet characters and line breaks. A run lies in one block, and
+# `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (it looks
+# at nothing before a match, and a block ends where no run goes on).
+_BLOCK = re.compile(r"[A-Za-z0-9+/_\r\n-]*")
+
+
 @memo_large
 def candidate_runs(text: str) -> list[str]:
     """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: the runs
-    that may give a span (`_runs_that_may_decode`), or [] when `may_hold_encoded_runs` shows that
-    none does (same spans either way)."""
-    return _runs_that_may_decode(_B64_RUN.findall(text)) if may_hold_encoded_runs(text) else []
+    that may give a span (`_runs_that_may_decode`) of the blocks where `encoded_run_hint` matches
+    (a run that gives a span holds the end of a match, see above), or [] when it matches nowhere
+    (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
+    1 MB of paths) are not all read."""
+    try:
+        hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
+    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: every run
+        return _runs_that_may_decode(_B64_RUN.findall(text))
+    if len(hits) > HINTED_BLOCKS_MAX:
+        return _runs_that_may_decode(_B64_RUN.findall(text))
+    runs: list[str] = []
+    done = 0
+    backwards = text[::-1] if hits else ""
+    n = len(text)
+    for hit in hits:
+        last = hit.end() - 1  # a base64-alphabet character (every alternative ends with one)
+        if last < done:
+            continue  # in the block read last
+        start = n - _BLOCK.match(backwards, n - 1 - last).end()
+        done = _BLOCK.match(text, last).end()
+        runs += _B64_RUN.findall(text, start, done)
+    return _runs_that_may_decode(runs)
 
 
 def _runs_that_may_decode(runs: list[str]) -> list[str]:
