@@ -60,7 +60,7 @@ _BOUNDARIES = [" ", "\t", "\n", "\r", "\f", '"', "'", "<", ">", "`"]
 _PIECES = ["/", "\\", "//", "\\\\", ".", "..", "...", "./", "../", "~", "~/", "a", "Z9", "_", "-", "+", "=", "%",
            "$", "@", ":", "C:", "c:", "C:\\", "c://", "file:", "FILE:", "file://", "fIlE://localhost", "localhost",
            "//localhost", "file:///", "http://", "s3://", "x.y", "?", "#", ",", "&", "(", "\v", "usr", "etc", "f",
-           "fi", "file", "0123abcd", "..a", ".a", "a.", "a..", "/.", "/..", "a/", "%2e", "q=1"]
+           "fi", "file", "0123abcd", "..a", ".a", "a.", "a..", "/.", "/..", "a/", "%2e", "q=1", "[", "]", ";", "!"]
 _ASCII_TEXT = st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_BOUNDARIES)), max_size=30).map("".join)
 _TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + ["é", "\u200b", "/é/../x"]),
                                                   st.sampled_from(_BOUNDARIES)), max_size=30).map("".join))

@@ -421,10 +421,10 @@ _NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
 # inside a line tried on its own. Linear: possessive loops, one atomic group at one position.
 # One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
 # garbage collector, which then walks the whole heap of the process.
-_SEG_ASCII = "A-Za-z0-9_.~%$@+=-"
+_SEG_ASCII = "A-Za-z0-9_.~%$@+=-"  # "-" last in every class it is put in: not a range
 _DENSE_LINE = re.compile(
     r"[^\n\\/]*+\n"  # no separator: no path token (most words), in one scan
-    rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][{_SEG_ASCII}\\/]*+"
+    rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][\\/{_SEG_ASCII}]*+"
     rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII.pattern}))(?=\n)"
     r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
     r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
