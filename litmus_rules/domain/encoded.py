@@ -417,14 +417,17 @@ def _runs_that_may_decode(runs: list[str]) -> list[str]:
     n = len(runs)
     keep = set(compress(range(n), map(str.__contains__, runs, repeat("\n"))))
     keep.update(compress(range(n), map(not_, map(str.islower, map(getitem, runs, repeat(slice(1, None)))))))
-    joined = " ".join(runs)
-    parts = _H_RUN.split(joined.translate(_HEX_TO_H)) if joined.isascii() else []
-    if len(parts) > 1:  # the runs where a hex run starts (none crosses the spaces)
-        ends = list(accumulate(map(len, parts)))
-        starts = list(accumulate(map((1).__add__, map(len, runs)), initial=0))
-        keep.update(map((-1).__add__, map(bisect_right, repeat(starts), ends[0:-1:2])))
-    elif not joined.isascii():  # pragma: no cover - runs are ASCII
+    if len(keep) == n:  # (a text of base64: its runs)
         return runs
+    rest = list(compress(range(n), map(not_, map(keep.__contains__, range(n)))))
+    joined = " ".join(map(runs.__getitem__, rest))
+    if not joined.isascii():  # pragma: no cover - runs are ASCII
+        return runs
+    parts = _H_RUN.split(joined.translate(_HEX_TO_H))
+    if len(parts) > 1:  # the other runs where a hex run starts (none crosses the spaces)
+        ends = list(accumulate(map(len, parts)))
+        starts = list(accumulate(map((1).__add__, map(len, map(runs.__getitem__, rest))), initial=0))
+        keep.update(map(rest.__getitem__, map((-1).__add__, map(bisect_right, repeat(starts), ends[0:-1:2]))))
     if len(keep) == n:
         return runs
     return list(map(runs.__getitem__, sorted(keep)))
