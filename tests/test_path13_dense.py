@@ -99,12 +99,14 @@ def test_long_dense_texts_are_canonicalised_as_before(parts: list[str]) -> None:
     assert decoding.canonical_path(text) == old_canonical_path(text)
 
 
-def test_the_memo_is_emptied_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(decoding, "DENSE_MEMO_CHARS", 40)
-    texts = [f"/a{k}/../b{k} ./c{k}//d/ C:\\e{k}" for k in range(6)]
+@pytest.mark.parametrize("bound", ["DENSE_MEMO_CHARS", "DENSE_MEMO_RUNS"])
+def test_the_memo_is_emptied_past_its_bounds(monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
+    monkeypatch.setattr(decoding, bound, 40 if bound == "DENSE_MEMO_CHARS" else 5)
+    texts = [f"/a{k}/../b{k} ./c{k}//d/ C:\\e{k}" for k in range(6)] + ["x/./y " * 3 + "/z/.. " * 4]
     for text in texts + texts:
         assert decoding._canonical_dense(text) == old_canonical_path(text)
-        assert sum(map(len, decoding._dense_memo)) <= 40 + len(text)
+        assert sum(map(len, decoding._dense_memo)) <= decoding.DENSE_MEMO_CHARS
+        assert len(decoding._dense_memo) <= decoding.DENSE_MEMO_RUNS
 
 
 def test_long_runs_are_not_remembered() -> None:

@@ -437,8 +437,10 @@ _DENSE_LINE = re.compile(
 # The runs of dense texts, with their canonical forms (a run that does not change: itself): a
 # text's decoded forms (JSON, HTML, percent) repeat most of its runs, and so do the texts of the
 # next episodes. A memo of a pure function, of runs up to RUN_MEMO_MAX characters: emptied when
-# it holds DENSE_MEMO_CHARS characters of runs.
+# it would hold more than DENSE_MEMO_RUNS runs or DENSE_MEMO_CHARS characters of them (a text
+# with more is not remembered): ~10 MB at most.
 DENSE_MEMO_CHARS = 1 << 22
+DENSE_MEMO_RUNS = 1 << 16
 _dense_memo: dict[str, str] = {}
 _dense_memo_chars = 0
 
@@ -461,14 +463,17 @@ def _canonical_dense(text: str) -> str:
         else:
             _put(out, missed, canonical)
         size = sum(map(len, missed_runs))
-        if _dense_memo_chars + size > DENSE_MEMO_CHARS:
+        if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(missed) > DENSE_MEMO_RUNS:
             _dense_memo.clear()
             _dense_memo_chars = 0
-        if max(map(len, missed_runs)) <= RUN_MEMO_MAX:
+        if size > DENSE_MEMO_CHARS or len(missed) > DENSE_MEMO_RUNS:
+            pass  # more than the memo holds: not remembered
+        elif max(map(len, missed_runs)) <= RUN_MEMO_MAX:
             _dense_memo.update(zip(missed_runs, canonical))
+            _dense_memo_chars += size
         else:
             _dense_memo.update((run, c) for run, c in zip(missed_runs, canonical) if len(run) <= RUN_MEMO_MAX)
-        _dense_memo_chars += size
+            _dense_memo_chars += size
     if out == runs:
         return text
     if len(out) == 1:
