@@ -30,8 +30,10 @@ import html
 import posixpath
 import re
 import urllib.parse
+from collections import deque
 from collections.abc import Iterator
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
+from operator import is_, lt
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -335,21 +337,31 @@ def _canonical_urls(urls: list[str]) -> list[str]:
     return out
 
 
-_FILE_PREFIX = re.compile(r"^file:(?://localhost)?", re.IGNORECASE | re.MULTILINE | re.ASCII)
-_LEADING_SLASHES = re.compile(r"^//+", re.MULTILINE)
+# Each path's start is a newline in the joined text: a literal that `re` searches for quickly (a
+# "^" in MULTILINE mode is tried at every position).
+_FILE_PREFIX = re.compile(r"\n[Ff][Ii][Ll][Ee]:(?://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt])?")
+_LEADING_SLASHES = re.compile(r"\n//+")
+try:  # posixpath.normpath of a str is `_path_normpath(path) or "."`: the C part, without the call around it
+    from posix import _path_normpath  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - not CPython 3.11+ on POSIX
+    _path_normpath = posixpath.normpath
 
 
 def _canonical_paths(paths: list[str]) -> list[str]:
     """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
     by newlines, then normpath (C) of each."""
-    joined = "\n".join(paths)
+    joined = "\n" + "\n".join(paths)
     if ":" in joined:
-        joined = _FILE_PREFIX.sub("", joined)
-    joined = _LEADING_SLASHES.sub("/", joined.replace("\\", "/"))
+        joined = _FILE_PREFIX.sub("\n", joined)
+    joined = _LEADING_SLASHES.sub("\n/", joined.replace("\\", "/"))
     parts = joined.split("\n")
+    del parts[0]
     if len(parts) != len(paths):  # (not seen: the runs hold no newline)
         return [_canonical(p) for p in paths]
-    return [posixpath.normpath(p) if p else p for p in parts]
+    out = list(map(_path_normpath, parts))
+    if "" in out:  # normpath gives "." where the C part gives "", but of "" (kept as it is)
+        out = [q or ("." if p else p) for p, q in zip(parts, out)]
+    return out
 
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -386,18 +398,124 @@ DENSE_PATHS = 64
 # (the URL is then the run's one token, up to its end, and is left as it is).
 _RUN_MAY_CHANGE = re.compile(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE.pattern + ")",
                              re.DOTALL)
-# each token boundary as a space: ASCII text is translated by a byte table, then split by str.split
-_BOUNDARY_TO_SPACE = str.maketrans("\t\n\f\r\"'<>`", "         ")
+# each token boundary as a newline: ASCII text is translated by a byte table, then split by str.split
+_BOUNDARY_TO_NEWLINE = str.maketrans("\t\f\r \"'<>`", "\n" * 9)
+# the ASCII characters that are not token boundaries: deleting them leaves the boundaries in order
+_NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
+
+# One line (a run of an ASCII text, its boundaries made newlines) sorted by what `findall` gives:
+# - the run, when it is one path token from its first character to its last, so that its
+#   canonical form is `_canonical(run)` (done for all of them at once by `_canonical_paths`).
+#   Only shapes where `_PATH_RE_ASCII`'s first match at the run's start is certain to span it: no
+#   ":" past a drive (so no URL, no file: but in the last alternative), and either a word
+#   character starting `_PATH_BODY`'s second branch, or its first branch's prefix (a drive not
+#   followed by "//", which would make a URL; "~"; "." or ".."; none) followed by separators and
+#   a segment character; what follows is segments and separators, which the token's greedy tail
+#   takes to the end. Or a file: run (URL or not) when `_PATH_BODY` itself, committed to its
+#   first match (an atomic group: no other way through it), spans the line;
+# - the run and its newline, for any other run where `_PATH_MAY_CHANGE` finds something (as
+#   `_RUN_MAY_CHANGE`, its lazy scan spelled as a possessive loop over the characters where no
+#   change can start: 3x faster in `re`);
+# - "" for the rest (first, in one scan, the runs without a separator), left as they are.
+# Every match starts at a line's start and ends with its newline: one match per line, no position
+# inside a line tried on its own. Linear: possessive loops, one atomic group at one position.
+# One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
+# garbage collector, which then walks the whole heap of the process.
+_SEG_ASCII = "A-Za-z0-9_.~%$@+=-"  # "-" last in every class it is put in: not a range
+_DENSE_LINE = re.compile(
+    r"[^\n\\/]*+\n"  # no separator: no path token (most words), in one scan
+    rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][\\/{_SEG_ASCII}]*+"
+    rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII.pattern}))(?=\n)"
+    r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
+    r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
+    rf"(?:{_PATH_MAY_CHANGE.pattern}))[^\n]*+\n)(?:(?<=\n)|\n)"
+    r"|[^\n]*+\n",
+    re.ASCII,
+)
+
+
+# The runs of dense texts, with their canonical forms (a run that does not change: itself): a
+# text's decoded forms (JSON, HTML, percent) repeat most of its runs, and so do the texts of the
+# next episodes. A memo of a pure function, of runs up to RUN_MEMO_MAX characters: emptied when
+# it would hold more than DENSE_MEMO_RUNS runs or DENSE_MEMO_CHARS characters of them (a text
+# with more is not remembered): ~10 MB at most.
+DENSE_MEMO_CHARS = 1 << 22
+DENSE_MEMO_RUNS = 1 << 16
+_dense_memo: dict[str, str] = {}
+_dense_memo_chars = 0
 
 
 def _canonical_dense(text: str) -> str:
-    """`canonical_path` of a text dense with paths: split once at its token boundaries, the runs
-    that may change found by one pass over them all, canonicalised together (`_canonical_many`),
-    and put back between the untouched stretches of the text."""
-    if text.isascii():
-        runs = text.translate(_BOUNDARY_TO_SPACE).split(" ")
-    else:
-        runs = _TOKEN_BOUNDARY.split(text)
+    """`canonical_path` of a text dense with paths: each run (between token boundaries) from the
+    memo or `_canonical_lines`, put back between the boundaries. The loops over the runs (tens of
+    thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
+    global _dense_memo_chars
+    if not text.isascii():
+        return _canonical_dense_runs(text)
+    runs = text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
+    out = list(map(_dense_memo.get, runs))
+    missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
+    if missed:
+        missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
+        canonical = _canonical_lines(missed_runs)
+        if missed_runs is runs:
+            out = canonical
+        else:
+            _put(out, missed, canonical)
+        size = sum(map(len, missed_runs))
+        if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(missed) > DENSE_MEMO_RUNS:
+            _dense_memo.clear()
+            _dense_memo_chars = 0
+        if size > DENSE_MEMO_CHARS or len(missed) > DENSE_MEMO_RUNS:
+            pass  # more than the memo holds: not remembered
+        elif max(map(len, missed_runs)) <= RUN_MEMO_MAX:
+            _dense_memo.update(zip(missed_runs, canonical))
+            _dense_memo_chars += size
+        else:
+            _dense_memo.update((run, c) for run, c in zip(missed_runs, canonical) if len(run) <= RUN_MEMO_MAX)
+            _dense_memo_chars += size
+    if out == runs:
+        return text
+    if len(out) == 1:
+        return out[0]  # type: ignore[return-value]
+    # the boundaries, in order, between the canonicalised runs
+    boundaries = text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
+    pieces = [""] * (2 * len(out) - 1)
+    pieces[0::2] = out
+    pieces[1::2] = boundaries
+    return "".join(pieces)
+
+
+def _put(out: list[Any], at: list[int], values: list[Any]) -> None:
+    """out[at[k]] = values[k] for each k, in C."""
+    deque(map(out.__setitem__, at, values), maxlen=0)
+
+
+def _canonical_lines(runs: list[str]) -> list[str]:
+    """`_canonical_many(runs)` of ASCII runs, sorted by one pass (`_DENSE_LINE`) into whole path
+    tokens, canonicalised together (`_canonical_paths`), other runs that may change
+    (`_canonical_many`) and the rest, left as they are."""
+    kinds = _DENSE_LINE.findall("\n".join(runs) + "\n")
+    if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
+        return _canonical_many(runs)
+    # a whole token is given without its newline, another run that may change with it
+    ends = list(map(str.endswith, kinds, repeat("\n")))
+    whole = list(compress(range(len(runs)), map(lt, ends, map(bool, kinds))))
+    other = list(compress(range(len(runs)), ends))
+    del kinds, ends
+    out = runs.copy()
+    if whole:
+        _put(out, whole, _canonical_paths(list(map(runs.__getitem__, whole))))
+    if other:
+        _put(out, other, _canonical_many(list(map(runs.__getitem__, other))))
+    return out
+
+
+def _canonical_dense_runs(text: str) -> str:
+    """`canonical_path` of a (non-ASCII) text dense with paths: split once at its token
+    boundaries, the runs that may change found by one pass over them all, canonicalised together
+    (`_canonical_many`), and put back between the untouched stretches of the text."""
+    runs = _TOKEN_BOUNDARY.split(text)
     changing = list(compress(range(len(runs)), map(_RUN_MAY_CHANGE.match, runs)))
     if not changing:
         return text

@@ -12,9 +12,10 @@ from __future__ import annotations
 import binascii
 import functools
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
-from itertools import repeat
-from operator import getitem
+from itertools import accumulate, compress, islice, repeat
+from operator import getitem, not_
 from typing import Any
 
 from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
@@ -209,21 +210,28 @@ def _batches(n: int) -> Iterator[tuple[int, int]]:
         size *= 4
 
 
-def _base64_found(runs: list[str]) -> list[list[str | None]]:
-    """For each run, what `_base64_runs` decodes from it (None: a part that does not decode)."""
-    found: list[list[str | None]] = [[] for _ in runs]
+def _base64_found(runs: list[str]) -> list[list[str | None] | None]:
+    """For each run, what `_base64_runs` decodes from it (None in the list: a part that does not
+    decode; None for the list: a word-like run, not tried)."""
+    found: list[list[str | None] | None] = [None] * len(runs)
+    # The runs to look at, found by calls into C over all of them (a long text has 100k runs, most
+    # of them words): the wrapped ones, and those not lower-case past their first character.
+    todo = set(compress(range(len(runs)), map(str.__contains__, runs, repeat("\n"))))
+    wrapped = bool(todo)
+    todo.update(compress(range(len(runs)), map(not_, map(str.islower, map(getitem, runs, repeat(slice(1, None)))))))
     whole: list[str] = []
     whole_of: list[int] = []
     split: list[int] = []  # wrapped runs whose lines are tried one by one
-    for i, run in enumerate(runs):
-        if "\n" in run:
+    for i in sorted(todo):
+        run = runs[i]
+        if wrapped and "\n" in run:
             joined = "".join(run.split())
             if _looks_like_word(joined):
                 split.append(i)
             else:
                 whole.append(joined)
                 whole_of.append(i)
-        elif not (run[1:].islower() or run.isupper() or run.isdigit()):  # _looks_like_word, inlined: hot
+        elif not (run.isupper() or run.isdigit()):  # _looks_like_word; its first test made `todo`
             whole.append(run)
             whole_of.append(i)
     for i, decoded in zip(whole_of, _decode_b64_many(whole)):
@@ -248,6 +256,8 @@ def _base64_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     bounded = max_chars is not None
     for start, end in _batches(len(runs)):
         for found in _base64_found(runs[start:end]):
+            if found is None:  # a word-like run, not tried
+                continue
             for decoded in found:
                 if decoded is not None:
                     out.append(decoded)
@@ -290,13 +300,32 @@ def _hex_one(run: str) -> str | None:
     return None
 
 
+# Each hex digit as "h", every other base64-alphabet character (and "h") as a space: `_HEX_RUN`'s
+# matches (maximal runs of 8+ hex digits) are the runs of 8+ "h", which `re` finds by searching
+# for a literal: not a match attempt at each character (most characters of a text are letters).
+_HEX_TO_H = str.maketrans({**{c: " " for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/_-"},
+                           **{c: "h" for c in "0123456789ABCDEFabcdef"}})
+_H_RUN = re.compile("(hhhhhhhh+)")
+
+
+def _hex_runs_of(text: str) -> list[str]:
+    """`_HEX_RUN.findall(text)` of an ASCII text (the base64-alphabet runs joined)."""
+    if not text.isascii():  # pragma: no cover - runs are ASCII
+        return _HEX_RUN.findall(text)
+    parts = _H_RUN.split(text.translate(_HEX_TO_H))
+    if len(parts) == 1:
+        return []
+    ends = list(accumulate(map(len, parts)))
+    return [text[ends[k - 1]:ends[k]] for k in range(1, len(parts), 2)]
+
+
 def _hex_runs(runs: list[str], max_chars: int | None = None) -> list[str]:
     """Hex runs live inside base64-alphabet runs (hex digits are base64 characters)."""
     out: list[str] = []
     budget = max_chars if max_chars is not None else -1
     bounded = max_chars is not None
     # one scan of the runs joined by a space (no hex run crosses it) finds what a scan of each does
-    hex_runs = _HEX_RUN.findall(" ".join(runs))
+    hex_runs = _hex_runs_of(" ".join(runs))
     for start, end in _batches(len(hex_runs)):
         for decoded in _hex_found(hex_runs[start:end]):
             if decoded is not None:
@@ -344,8 +373,61 @@ def may_hold_encoded_runs(text: str | bytes) -> bool:
         return True
 
 
+# Up to this many matches of the hint, the runs are read only in the blocks that hold one; past
+# it (a text of base64), by one `re` scan of the whole text.
+HINTED_BLOCKS_MAX = 64
+# A block: a stretch of base64-alphabet characters and line breaks. A run lies in one block, and
+# `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (it looks
+# at nothing before a match, and a block ends where no run goes on).
+_BLOCK = re.compile(r"[A-Za-z0-9+/_\r\n-]*")
+
+
 @memo_large
 def candidate_runs(text: str) -> list[str]:
-    """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: every run,
-    or [] when `may_hold_encoded_runs` shows that none of them gives a span (same spans either way)."""
-    return _B64_RUN.findall(text) if may_hold_encoded_runs(text) else []
+    """The base64-alphabet runs of `text` that `_base64_runs` / `_hex_runs` decode from: the runs
+    that may give a span (`_runs_that_may_decode`) of the blocks where `encoded_run_hint` matches
+    (a run that gives a span holds the end of a match, see above), or [] when it matches nowhere
+    (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
+    1 MB of paths) are not all read."""
+    try:
+        hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
+    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: every run
+        return _runs_that_may_decode(_B64_RUN.findall(text))
+    if len(hits) > HINTED_BLOCKS_MAX:
+        return _runs_that_may_decode(_B64_RUN.findall(text))
+    runs: list[str] = []
+    done = 0
+    backwards = text[::-1] if hits else ""
+    n = len(text)
+    for hit in hits:
+        last = hit.end() - 1  # a base64-alphabet character (every alternative ends with one)
+        if last < done:
+            continue  # in the block read last
+        start = n - _BLOCK.match(backwards, n - 1 - last).end()
+        done = _BLOCK.match(text, last).end()
+        runs += _B64_RUN.findall(text, start, done)
+    return _runs_that_may_decode(runs)
+
+
+def _runs_that_may_decode(runs: list[str]) -> list[str]:
+    """`runs` but those that give nothing to `_base64_runs` (single-line word-like runs, by its
+    first test: lower-case past the first character) nor to `_hex_runs` (no 8 hex digits), in
+    order: the same spans from fewer runs (a text of paths has 30k runs, nearly all of them words).
+    Found by calls into C over all the runs (map, compress, one literal search)."""
+    n = len(runs)
+    keep = set(compress(range(n), map(str.__contains__, runs, repeat("\n"))))
+    keep.update(compress(range(n), map(not_, map(str.islower, map(getitem, runs, repeat(slice(1, None)))))))
+    if len(keep) == n:  # (a text of base64: its runs)
+        return runs
+    rest = list(compress(range(n), map(not_, map(keep.__contains__, range(n)))))
+    joined = " ".join(map(runs.__getitem__, rest))
+    if not joined.isascii():  # pragma: no cover - runs are ASCII
+        return runs
+    parts = _H_RUN.split(joined.translate(_HEX_TO_H))
+    if len(parts) > 1:  # the other runs where a hex run starts (none crosses the spaces)
+        ends = list(accumulate(map(len, parts)))
+        starts = list(accumulate(map((1).__add__, map(len, map(runs.__getitem__, rest))), initial=0))
+        keep.update(map(rest.__getitem__, map((-1).__add__, map(bisect_right, repeat(starts), ends[0:-1:2]))))
+    if len(keep) == n:
+        return runs
+    return list(map(runs.__getitem__, sorted(keep)))

@@ -23,6 +23,9 @@ import functools
 import re
 import unicodedata
 from collections.abc import Set
+from typing import Any
+
+from litmus_rules.domain.textmemo import re2_module, re2_options
 
 # A word is common when its Zipf frequency exceeds this (3.0: more than once per million words;
 # wordfreq's "small" lists hold exactly those words, so they answer for any threshold >= 3).
@@ -83,13 +86,50 @@ def grams(literal: str, min_len: int) -> tuple[frozenset[str], frozenset[str]]:
     return subs, all_grams
 
 
+# Past this many characters of text, a literal's grams are looked for in one RE2 pass over the
+# text (a DFA for all of them) instead of one `str` scan each (20 grams: 20 scans of 1 MB).
+GRAM_SCAN_RE2_MIN = 1 << 15
+# More grams than this are not put in one RE2 pattern (its automaton grows with them).
+GRAM_SCAN_RE2_MAX = 4096
+
+
 def _shares_gram(literal_grams: frozenset[str], text: str, min_len: int) -> bool:
+    if not literal_grams:
+        return False
     if len(literal_grams) <= 16 or len(text) > 16 * len(literal_grams):
+        if len(text) >= GRAM_SCAN_RE2_MIN and 1 < len(literal_grams) <= GRAM_SCAN_RE2_MAX:
+            found = _any_gram_in(literal_grams, text)
+            if found is not None:
+                return found
         for gram in literal_grams:  # few grams: one substring search each
             if gram in text:
                 return True
         return False
     return not literal_grams.isdisjoint(text[i : i + min_len] for i in range(len(text) - min_len + 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _grams_pattern(grams: frozenset[str]) -> Any:
+    """The grams as one RE2 alternation of literals (None if RE2 cannot compile it: a lone
+    surrogate has no UTF-8, or the pattern is past RE2's memory bound)."""
+    re2 = re2_module()
+    try:
+        return re2.compile("|".join(map(re2.escape, sorted(grams))), re2_options())
+    except (re2.error, UnicodeEncodeError):
+        return None
+
+
+def _any_gram_in(grams: frozenset[str], text: str) -> bool | None:
+    """Whether one of `grams` occurs in `text`, by one RE2 scan; None when RE2 cannot answer (a
+    lone surrogate has no UTF-8): the caller looks for each gram. A substring of code points is
+    a substring of their UTF-8 bytes, and only there (UTF-8 is self-synchronising)."""
+    pattern = _grams_pattern(grams)
+    if pattern is None:
+        return None
+    try:
+        return pattern.search(text) is not None  # type: ignore[no-any-return]
+    except UnicodeEncodeError:
+        return None
 
 
 def overlap_in(lit: str, text: str, min_len: int, common_zipf: float) -> tuple[str, int] | None:

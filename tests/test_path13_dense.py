@@ -1,0 +1,192 @@
+"""Path-like texts (issue 13): the faster paths give what the former ones gave.
+
+The former implementations are kept here as the oracle:
+- path canonicalisation as one RE2 substitution over the whole text, each token through the
+  former `_canonical` (what `_canonical_dense`'s runs, memo, whole-token pass and joined steps
+  must add up to), and `_canonical` of each path one by one (for `_canonical_paths`);
+- a literal's grams looked for one `str` scan each (for the RE2 scan of large texts);
+- hex runs found by `re` over the text (for the literal search on its translation).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import decoding, encoded, partial
+
+# --- the former implementations (the oracle) -------------------------------------------------
+
+
+def old_canonical(p: str) -> str:
+    if p[:5].lower() == "file:":
+        p = p[5:]
+        if p[:11].lower() == "//localhost":
+            p = p[11:]
+    p = p.replace("\\", "/")
+    if p[:2] == "//":
+        p = "/" + p.lstrip("/")
+    return posixpath.normpath(p) if p else p
+
+
+def _old_token(m: Any) -> str:
+    p = m.group()
+    if m.group(1) is None:
+        return old_canonical(p)
+    if p[:5].lower() == "file:":
+        return decoding._path_res()[1].sub(lambda inner: old_canonical(inner.group()), p)  # type: ignore[no-any-return]
+    return p  # type: ignore[no-any-return]
+
+
+def old_canonical_path(text: str) -> str:
+    return decoding._path_res()[0].sub(_old_token, text)  # type: ignore[no-any-return]
+
+
+def old_shares_gram(grams: frozenset[str], text: str) -> bool:
+    return any(gram in text for gram in grams)
+
+
+_OLD_HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
+
+# --- generated texts -------------------------------------------------------------------------
+
+_BOUNDARIES = [" ", "\t", "\n", "\r", "\f", '"', "'", "<", ">", "`"]
+# every character class the path pattern tells apart, and the prefixes it knows
+_PIECES = ["/", "\\", "//", "\\\\", ".", "..", "...", "./", "../", "~", "~/", "a", "Z9", "_", "-", "+", "=", "%",
+           "$", "@", ":", "C:", "c:", "C:\\", "c://", "file:", "FILE:", "file://", "fIlE://localhost", "localhost",
+           "//localhost", "file:///", "http://", "s3://", "x.y", "?", "#", ",", "&", "(", "\v", "usr", "etc", "f",
+           "fi", "file", "0123abcd", "..a", ".a", "a.", "a..", "/.", "/..", "a/", "%2e", "q=1", "[", "]", ";", "!"]
+_ASCII_TEXT = st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_BOUNDARIES)), max_size=30).map("".join)
+_TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + ["é", "\u200b", "/é/../x"]),
+                                                  st.sampled_from(_BOUNDARIES)), max_size=30).map("".join))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos() -> Any:
+    saved = decoding._dense_memo.copy(), decoding._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN
+    decoding._dense_memo.clear()
+    decoding._canonical_memo.clear()
+    yield
+    decoding._dense_memo.clear()
+    decoding._dense_memo.update(saved[0])
+    decoding._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN = saved[1], saved[2]
+
+
+# --- paths -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_dense_canonicalisation_is_the_whole_text_substitution(text: str) -> None:
+    expected = old_canonical_path(text)
+    assert decoding._canonical_dense(text) == expected
+    # again, every run now remembered, and beside a text that shares them
+    assert decoding._canonical_dense(text) == expected
+    other = text + " ./a//b/ " + text[::-1]
+    assert decoding._canonical_dense(other) == old_canonical_path(other)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(_ASCII_TEXT, min_size=1, max_size=8))
+def test_long_dense_texts_are_canonicalised_as_before(parts: list[str]) -> None:
+    text = " ".join(parts + ["/a/../b"])
+    text = (text + " ") * (decoding.WHOLE_TEXT_MAX // len(text) + 2)
+    assert decoding.canonical_path(text) == old_canonical_path(text)
+
+
+@pytest.mark.parametrize("bound", ["DENSE_MEMO_CHARS", "DENSE_MEMO_RUNS"])
+def test_the_memo_is_emptied_past_its_bounds(monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
+    monkeypatch.setattr(decoding, bound, 40 if bound == "DENSE_MEMO_CHARS" else 5)
+    texts = [f"/a{k}/../b{k} ./c{k}//d/ C:\\e{k}" for k in range(6)] + ["x/./y " * 3 + "/z/.. " * 4]
+    for text in texts + texts:
+        assert decoding._canonical_dense(text) == old_canonical_path(text)
+        assert sum(map(len, decoding._dense_memo)) <= decoding.DENSE_MEMO_CHARS
+        assert len(decoding._dense_memo) <= decoding.DENSE_MEMO_RUNS
+
+
+def test_long_runs_are_not_remembered() -> None:
+    run = "/x/./" + "a" * (decoding.RUN_MEMO_MAX + 1)
+    text = f"{run} /y/../z"
+    assert decoding._canonical_dense(text) == old_canonical_path(text)
+    assert run not in decoding._dense_memo and "/y/../z" in decoding._dense_memo
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["/", "\\", "//", ".", "..", "a", "B_", "file:", "FILE://localhost",
+                                          "c:", "~", "%", "-", "localhost"]), min_size=1, max_size=10).map("".join),
+                max_size=8))
+def test_paths_are_canonicalised_together_as_one_by_one(paths: list[str]) -> None:
+    assert decoding._canonical_paths(paths) == [old_canonical(p) for p in paths]
+
+
+# --- grams of large texts ----------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.frozensets(st.text(alphabet="ab/.é\ud800|\\()[]*+?", min_size=2, max_size=2), max_size=20),
+       st.text(alphabet="ab/.é\ud800|\\()[]*+? ", max_size=60))
+def test_grams_are_found_by_one_scan_as_by_one_each(grams: frozenset[str], text: str) -> None:
+    partial.GRAM_SCAN_RE2_MIN = 0  # every text through the RE2 scan (but those it cannot read)
+    assert partial._shares_gram(grams, text, 2) == old_shares_gram(grams, text)
+
+
+def test_no_gram_is_no_overlap() -> None:
+    partial.GRAM_SCAN_RE2_MIN = 0
+    assert not partial._shares_gram(frozenset(), "x" * 100, 6)
+    assert partial.overlap_in("abc", "x" * 100, 6, partial.COMMON_WORD_ZIPF) is None
+
+
+# --- hex runs ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet="0123456789abcdefABCDEFghxyzGHXZ+/_-h", max_size=20), max_size=12))
+def test_hex_runs_are_found_as_by_re(runs: list[str]) -> None:
+    joined = " ".join(runs)
+    assert encoded._hex_runs_of(joined) == _OLD_HEX_RUN.findall(joined)
+
+
+# --- base64 runs -------------------------------------------------------------------------------
+
+_RUN_TEXT = st.lists(st.sampled_from(["usr/lib/etc", "Information", "deadbeef00", "xdeadbeef", "QUJDREVGR0g", "ZXhmaWw=",
+                                      "a1234567", "ABCDEFGHIJ", "12345678", "\n", "\r\n", " ", ":", "cafe", "babe",
+                                      "Zm9vYmFyYmF6", "-_-_-_-_", "etc/usr/lib.py"]), max_size=30).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_RUN_TEXT, st.sampled_from([None, 1, 5]))
+def test_runs_that_may_decode_give_the_same_spans(text: str, budget: int | None) -> None:
+    runs = encoded._B64_RUN.findall(text)
+    kept = encoded._runs_that_may_decode(runs)
+    assert set(kept) <= set(runs) and kept == [run for run in runs if run in set(kept)]
+    assert encoded._base64_runs(kept, budget) == encoded._base64_runs(runs, budget)
+    assert encoded._hex_runs(kept, budget) == encoded._hex_runs(runs, budget)
+
+
+_BLOCK_TEXT = st.lists(st.one_of(st.sampled_from(["usr/lib/etc", "Information", "deadbeef00", "QUJDREVGR0g", "ZXhmaWw=",
+                                                  "a1234567", "ABCDEFGHIJ", "\n", "\r\n", "\r", " ", ":", ".", "é",
+                                                  "\ud800", "Zm9vYmFyYmF6", "SGVsbG8gV29y", "bGQh", "-_-_-_-_", "\u200b"]),
+                                 st.builds(lambda b: __import__("base64").b64encode(b).decode(), st.binary(max_size=20))),
+                       max_size=30).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_BLOCK_TEXT, st.sampled_from([0, 1, 2, encoded.HINTED_BLOCKS_MAX]))
+def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) -> None:
+    from litmus_rules.domain import textmemo
+
+    saved = encoded.HINTED_BLOCKS_MAX
+    encoded.HINTED_BLOCKS_MAX = blocks_max  # 0: every text through the whole-text scan
+    try:
+        textmemo.clear_memo()
+        runs = encoded._B64_RUN.findall(text)
+        candidates = encoded.candidate_runs(text)
+        assert encoded._base64_runs(candidates) == encoded._base64_runs(runs)
+        assert encoded._hex_runs(candidates) == encoded._hex_runs(runs)
+    finally:
+        encoded.HINTED_BLOCKS_MAX = saved
