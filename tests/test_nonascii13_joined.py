@@ -7,7 +7,6 @@ what the slower ones they replace gave (kept here as oracles), on random texts.
   are the old ones (the transform of each text, joined);
 - `regexes.regex_probe_on` (the probe exact on a text's pages, which non-ASCII joins are searched
   with) matches wherever the pattern does, so the join finds the same first collision;
-- `matching._no_gram` (one RE2 scan for a literal's grams) says what `partial._shares_gram` says.
 """
 
 from __future__ import annotations
@@ -19,10 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import joined, matching, regexes, textmemo
+from litmus_rules.domain import joined, partial, regexes, textmemo
 from litmus_rules.domain.joined import FORMS, SEP, Haystack, _encoded_join
 from litmus_rules.domain.matching import collides, first_collision
-from litmus_rules.domain.partial import _shares_gram, grams
 from litmus_rules.domain.regexes import RegexUnknown, _hashed_pages, regex_probe_on, regex_search, utf8_pages
 
 # characters from many pages, the ones the normalisations change among them (format characters,
@@ -136,7 +134,7 @@ def _one_by_one(signal: dict[str, Any], texts: list[str], min_len: int) -> Any:
 def test_first_collision_in_large_non_ascii_texts(small_memo: None, monkeypatch: pytest.MonkeyPatch,
                                                   texts: list[str], signal: dict[str, Any], min_len: int) -> None:
     # every text takes the large-text paths: the grams by one RE2 scan, the pages by RE2
-    monkeypatch.setattr(matching, "GRAM_SCAN_MIN", 0)
+    monkeypatch.setattr(partial, "GRAM_SCAN_RE2_MIN", 0)
     monkeypatch.setattr(regexes, "PAGE_SCAN_MIN", 0)
     try:
         expected: Any = _one_by_one(signal, texts, min_len)
@@ -150,12 +148,3 @@ def test_first_collision_in_large_non_ascii_texts(small_memo: None, monkeypatch:
     assert got == expected
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(_TEXT, max_size=6).map(" ".join), st.text(_CHARS, min_size=3, max_size=12), st.sampled_from([2, 3, 6]))
-def test_no_gram_is_not_shares_gram(monkeypatch: pytest.MonkeyPatch, text: str, lit: str, min_len: int) -> None:
-    monkeypatch.setattr(matching, "GRAM_SCAN_MIN", 0)
-    text += lit[1 : 1 + min_len] if len(text) % 2 else ""  # often a gram of lit is there
-    lit_grams = grams(lit, min_len)[1]
-    if not lit_grams:
-        return
-    assert matching._no_gram(lit, text, min_len) == (not _shares_gram(lit_grams, text, min_len))

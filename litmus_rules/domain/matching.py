@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,7 +39,7 @@ from litmus_rules.domain.formcache import (  # noqa: F401 - re-exported: part of
     answer,
     text_forms,
 )
-from litmus_rules.domain.joined import EVERY_TEXT, KEY_FORM, PagedPattern, Probe, _alternation, first_match
+from litmus_rules.domain.joined import EVERY_TEXT, KEY_FORM, PagedPattern, Probe, first_match
 from litmus_rules.domain.normalize import (
     CASEFOLDED_KEYS,
     KEYS,
@@ -48,7 +48,6 @@ from litmus_rules.domain.normalize import (
     distinct_forms,
     encoded_forms,
 )
-from litmus_rules.domain.textmemo import utf8
 from litmus_rules.domain.transforms import full_normalise
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API
@@ -226,34 +225,12 @@ def _overlap_plan(literals: tuple[str, ...], views: tuple[tuple[str, str], ...],
     return tuple(plan)
 
 
-# Texts from this long are first searched for a literal's grams with one RE2 scan of their UTF-8
-# (kept with a large text: textmemo.utf8), not one `str.find` per gram (`partial.overlap_in`).
-GRAM_SCAN_MIN = 1 << 15
-
-
-def _no_gram(lit: str, text: str, min_len: int) -> bool:
-    """True when no min_len-gram of `lit` occurs in `text` (then `overlap_in` finds no overlap:
-    it needs one, `partial._shares_gram`); False when one does or it cannot be told this way."""
-    if len(text) < GRAM_SCAN_MIN:
-        return False
-    try:
-        data = utf8(text)
-        lit_grams = tuple(sorted(gram.encode("utf-8") for gram in grams(lit, min_len)[1]))
-    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
-        return False
-    pattern = _alternation(lit_grams) if lit_grams else None
-    # (a UTF-8 match lies on character boundaries: it is an occurrence of the gram in the text)
-    return pattern is not None and pattern.search(data) is None
-
-
 def _partial_overlap(literals: tuple[str, ...], derived: Iterable[Form | Undecodable], min_len: int,
                      ignorecase: bool, common_zipf: float) -> Witness | None:
     for form in derived:
         if form.__class__ is Undecodable:
             continue
         for label, lit in _overlap_plan(literals, form.views, ignorecase, min_len):  # type: ignore[union-attr]
-            if _no_gram(lit, form.text, min_len):  # type: ignore[union-attr]
-                continue
             hit = overlap_in(lit, form.text, min_len, common_zipf)  # type: ignore[union-attr]
             if hit is not None:
                 return Witness(label, hit[1], _clip(hit[0]), "partial")

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Set
 from typing import Any
 
-from litmus_rules.domain.textmemo import re2_module, re2_options
+from litmus_rules.domain.textmemo import re2_module, re2_options, utf8
 
 # A word is common when its Zipf frequency exceeds this (3.0: more than once per million words;
 # wordfreq's "small" lists hold exactly those words, so they answer for any threshold >= 3).
@@ -110,26 +110,28 @@ def _shares_gram(literal_grams: frozenset[str], text: str, min_len: int) -> bool
 
 @functools.lru_cache(maxsize=64)
 def _grams_pattern(grams: frozenset[str]) -> Any:
-    """The grams as one RE2 alternation of literals (None if RE2 cannot compile it: a lone
+    """The grams' UTF-8 as one RE2 alternation of literals (None if RE2 cannot compile it: a lone
     surrogate has no UTF-8, or the pattern is past RE2's memory bound)."""
     re2 = re2_module()
     try:
-        return re2.compile("|".join(map(re2.escape, sorted(grams))), re2_options())
+        return re2.compile(b"|".join(re2.escape(g.encode("utf-8")) for g in sorted(grams)), re2_options())
     except (re2.error, UnicodeEncodeError):
         return None
 
 
 def _any_gram_in(grams: frozenset[str], text: str) -> bool | None:
-    """Whether one of `grams` occurs in `text`, by one RE2 scan; None when RE2 cannot answer (a
-    lone surrogate has no UTF-8): the caller looks for each gram. A substring of code points is
-    a substring of their UTF-8 bytes, and only there (UTF-8 is self-synchronising)."""
+    """Whether one of `grams` occurs in `text`, by one RE2 scan of its UTF-8 (kept for a large
+    text: textmemo.utf8, which other scans of it share); None when RE2 cannot answer (a lone
+    surrogate has no UTF-8): the caller looks for each gram. A substring of code points is a
+    substring of their UTF-8 bytes, and only there (UTF-8 is self-synchronising)."""
     pattern = _grams_pattern(grams)
     if pattern is None:
         return None
     try:
-        return pattern.search(text) is not None  # type: ignore[no-any-return]
+        data = utf8(text)
     except UnicodeEncodeError:
         return None
+    return pattern.search(data) is not None  # type: ignore[no-any-return]
 
 
 def overlap_in(lit: str, text: str, min_len: int, common_zipf: float) -> tuple[str, int] | None:
