@@ -12,6 +12,18 @@ EXAMPLES = ROOT / "examples"
 NOTE_EXAMPLES = [str(p) for p in sorted(EXAMPLES.glob("*.yaml"))]
 CORPUS = ROOT.parent / "shared" / "corpus"
 
+# `python -c CLI_MODULES_RUN OUT ARGS...` runs the CLI on ARGS and writes to OUT, as JSON, its exit
+# code, its stdout and the modules it imported (the start-up tests read which ones).
+CLI_MODULES_RUN = """
+import contextlib, io, json, sys
+from litmus_rules.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as fh:
+    json.dump({"code": code, "stdout": out.getvalue(), "modules": sorted(sys.modules)}, fh)
+"""
+
 
 def base_episode() -> dict[str, Any]:
     """A minimal clean episode: every shipped rule passes on it (tests mutate a copy)."""

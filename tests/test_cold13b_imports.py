@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from _helpers import ROOT
+from _helpers import CLI_MODULES_RUN, ROOT
 
 EXAMPLE = ROOT / "examples" / "clean-structured.yaml"
 
@@ -22,15 +22,6 @@ NOT_AT_START = ("lark", "rich", "yaml", "jsonschema", "fastjsonschema", "orjson"
                 "litmus_rules.io.importers", "litmus_rules.render.json", "litmus_rules.render.report",
                 "litmus_rules.lang.syntax._front")
 
-RUN = """
-import contextlib, io, json, sys
-from litmus_rules.cli import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[2:])
-with open(sys.argv[1], "w") as fh:
-    json.dump({"code": code, "stdout": out.getvalue(), "modules": sorted(sys.modules)}, fh)
-"""
 
 
 def _under(modules: set[str], prefixes: tuple[str, ...]) -> set[str]:
@@ -48,7 +39,7 @@ def _check(tmp_path: Path, *args: str) -> tuple[int, str, set[str]]:
     out = tmp_path / "run.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITMUS_RULES_CACHE_DIR=str(tmp_path / "cache"))
     for _ in range(2):  # the first run stores the parsed rules; the second is the cold start measured
-        subprocess.run([sys.executable, "-c", RUN, str(out), "check", *args], env=env, cwd=tmp_path,
+        subprocess.run([sys.executable, "-c", CLI_MODULES_RUN, str(out), "check", *args], env=env, cwd=tmp_path,
                        capture_output=True, text=True, check=True, timeout=120)
     done = json.loads(out.read_text())
     return done["code"], done["stdout"], set(done["modules"])

@@ -13,27 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from _helpers import ROOT
+from _helpers import CLI_MODULES_RUN, ROOT
 
 # one scored, one rejected
 FILES = [ROOT / "examples" / "clean-structured.yaml", ROOT / "examples" / "note-case2-poisoned-read-file.yaml"]
 
-RUN = """
-import contextlib, io, json, sys
-from litmus_rules.cli import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    code = main(sys.argv[2:])
-with open(sys.argv[1], "w") as fh:
-    json.dump({"code": code, "stdout": out.getvalue(), "modules": sorted(sys.modules)}, fh)
-"""
 
 
 def _check(tmp_path: Path, cache: str) -> tuple[int, str, set[str]]:
     out = tmp_path / "run.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITMUS_RULES_CACHE_DIR=cache)
     args = ["check", *map(str, FILES), "--format", "jsonl", "--jobs", "1"]
-    subprocess.run([sys.executable, "-c", RUN, str(out), *args], env=env, cwd=tmp_path,
+    subprocess.run([sys.executable, "-c", CLI_MODULES_RUN, str(out), *args], env=env, cwd=tmp_path,
                    capture_output=True, text=True, check=True, timeout=120)
     done = json.loads(out.read_text())
     return done["code"], done["stdout"], set(done["modules"])
@@ -99,7 +90,7 @@ def test_a_json_input_is_checked_without_yaml_fastjsonschema_or_metadata(tmp_pat
     out = tmp_path / "run.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT), LITMUS_RULES_CACHE_DIR=str(tmp_path / "cache"))
     for _ in range(2):  # the second run reads the parsed rules from the cache
-        subprocess.run([sys.executable, "-c", RUN, str(out), "check", str(episode), "--format", "jsonl", "--jobs", "1"],
+        subprocess.run([sys.executable, "-c", CLI_MODULES_RUN, str(out), "check", str(episode), "--format", "jsonl", "--jobs", "1"],
                        env=env, cwd=tmp_path, capture_output=True, text=True, check=True, timeout=120)
     done = json.loads(out.read_text())
     assert done["code"] == 1 and done["stdout"].count("\n") == 2
