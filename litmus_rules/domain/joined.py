@@ -455,25 +455,20 @@ def _encoded_join(pieces: Sequence[str]) -> _Form | None:
     Raises UnicodeEncodeError for a lone surrogate."""
     chunks: list[bytes] = [b""]  # b"\0".join: a NUL before each chunk
     sizes: list[int] = []
-    start = 0
-    n = len(pieces)
-    for i in range(n + 1):
-        if i < n and len(pieces[i]) < MEMO_MIN:
-            continue
-        if start < i:
-            run = SEP.join(pieces[start:i]).encode("utf-8")
-            run_sizes = list(map(len, run.split(b"\0")))
-            if len(run_sizes) != i - start:
-                return None
-            chunks.append(run)
-            sizes += run_sizes
-        if i < n:
-            data = utf8(pieces[i])
+    for start, end, large in _segments(pieces):
+        if large:
+            data = utf8(pieces[start])
             if b"\0" in data:
                 return None
             chunks.append(data)
             sizes.append(len(data))
-        start = i + 1
+        else:
+            run = SEP.join(pieces[start:end]).encode("utf-8")
+            run_sizes = list(map(len, run.split(b"\0")))
+            if len(run_sizes) != end - start:
+                return None
+            chunks.append(run)
+            sizes += run_sizes
     # each segment starts one byte (the NUL) past the end of the one before
     starts = list(itertools.accumulate(map(_PLUS_ONE, sizes[:-1]), initial=1)) if sizes else []
     return _Form(b"\0".join(chunks), starts)
@@ -484,18 +479,27 @@ def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
     use, textmemo.memo_large), each run of small ones in one call on them joined by NUL (the
     transforms keep NUL, module doc; a run whose NULs do not come back is done piece by piece)."""
     out: list[str] = []
-    start = 0
-    n = len(pieces)
-    for i in range(n + 1):
-        if i < n and len(pieces[i]) < MEMO_MIN:
-            continue
-        if start < i:
-            parts = transform(SEP.join(pieces[start:i])).split(SEP)
-            out += parts if len(parts) == i - start else [transform(p) for p in pieces[start:i]]
-        if i < n:
-            out.append(transform(pieces[i]))
-        start = i + 1
+    for start, end, large in _segments(pieces):
+        if large:
+            out.append(transform(pieces[start]))
+        else:
+            parts = transform(SEP.join(pieces[start:end])).split(SEP)
+            out += parts if len(parts) == end - start else [transform(p) for p in pieces[start:end]]
     return out
+
+
+def _segments(pieces: Sequence[str]) -> Iterator[tuple[int, int, bool]]:
+    """The pieces in order as (start, end, large): each large piece (MEMO_MIN characters or more,
+    whose results textmemo keeps with it) alone, each run of small ones between them together."""
+    start = 0
+    for i, piece in enumerate(pieces):
+        if len(piece) >= MEMO_MIN:
+            if start < i:
+                yield start, i, False
+            yield i, i + 1, True
+            start = i + 1
+    if start < len(pieces):
+        yield start, len(pieces), False
 
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
