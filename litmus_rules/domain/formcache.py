@@ -108,6 +108,13 @@ class _FormsCache:
 _forms_cache = _FormsCache()
 
 
+def forms_cache_in_use() -> object:
+    """The cache `text_forms` reads now. A memo of answers derived from forms (witnesses.py)
+    compares it with the one it was filled from: a new cache (made to derive forms afresh, under
+    other limits) means its answers no longer hold."""
+    return _forms_cache
+
+
 def text_forms(text: str) -> Forms:
     """The (cached) derived forms of `text`: every form, as a tuple, or streamed when they
     would take more than `normalize.forms_budget(text)` characters."""

@@ -63,7 +63,7 @@ _small: list[Any] = [None, None]
 
 
 def _small_answers() -> _Answers:
-    forms = formcache._forms_cache
+    forms = formcache.forms_cache_in_use()
     if _small[0] is not forms:
         _small[:] = [forms, BoundedCache(SMALL_ANSWERS)]
     return _small[1]  # type: ignore[no-any-return]
