@@ -311,7 +311,7 @@ class RuleSet:
             # a derived fact that a limit left unknown (the surface walk) says which limit, and where
             notes = [(m, note) for m in missing if (note := self._why_unknown(m, fast)) is not None]
             # a missing fact the producer declared unknown: its note says what to supply
-            declared = {m: found for m in missing if (found := unknowns.notes_for(fast.facts, m))}
+            declared = unknowns.notes(fast.facts, missing)
             if notes:
                 message = "insufficient evidence: " + "; ".join(f"`{m}` is unknown: {note}" for m, note in notes)
             elif declared:
