@@ -26,7 +26,7 @@ a missing `controls.null.label`, and `/episode/dispatch/0/arguments` explains a 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 # A note is untrusted text quoted into a reason: at most this many characters of it.
@@ -50,9 +50,14 @@ def parse_pointer(pointer: str) -> tuple[str, ...] | None:
     if not pointer.startswith("/"):
         return None
     tokens = pointer[1:].split("/")
-    if any(re.search(r"~(?![01])", t) for t in tokens):
+    if "~" not in pointer:  # (most pointers: nothing escaped)
+        return tuple(tokens)
+    if _BAD_ESCAPE.search(pointer):
         return None
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in tokens)
+
+
+_BAD_ESCAPE = re.compile(r"~(?![01])")  # `/` never follows a valid `~`, so the whole pointer can be searched
 
 
 def declared(document: Mapping[str, Any]) -> tuple[Declared, ...]:
@@ -142,11 +147,21 @@ def related(entry: Declared, tokens: tuple[str, ...]) -> bool:
 
 def notes_for(document: Mapping[str, Any], path: str) -> list[Declared]:
     """The declared unknowns related to a fact path of a trace (`canaries`), in order."""
+    return notes(document, (path,)).get(path, [])
+
+
+def notes(document: Mapping[str, Any], paths: Iterable[str]) -> dict[str, list[Declared]]:
+    """`notes_for` of each path that has any, the document's entries read once."""
     entries = declared(original(document))
     if not entries:
-        return []
-    tokens = fact_tokens(path)
-    return [] if tokens is None else [e for e in entries if related(e, tokens)]
+        return {}
+    out = {}
+    for path in paths:
+        tokens = fact_tokens(path)
+        found = [] if tokens is None else [e for e in entries if related(e, tokens)]
+        if found:
+            out[path] = found
+    return out
 
 
 def quote(entry: Declared) -> str:

@@ -306,11 +306,12 @@ class RuleSet:
             message = f"could not evaluate: {failure or replay_failure}"
             kind = "evaluation_error"
         else:
-            missing = tuple(trace.root.missing_paths()) if trace.root else ()
+            blamed, unknown_lets = trace.blame()
+            missing = tuple(blamed)
             # a derived fact that a limit left unknown (the surface walk) says which limit, and where
             notes = [(m, note) for m in missing if (note := self._why_unknown(m, fast)) is not None]
             # a missing fact the producer declared unknown: its note says what to supply
-            declared = {m: found for m in missing if (found := unknowns.notes_for(fast.facts, m))}
+            declared = unknowns.notes(fast.facts, missing)
             if notes:
                 message = "insufficient evidence: " + "; ".join(f"`{m}` is unknown: {note}" for m, note in notes)
             elif declared:
@@ -322,7 +323,7 @@ class RuleSet:
                 what = ", ".join(f"`{m}`" for m in missing)
                 message = f"insufficient evidence: {what} {'is' if len(missing) == 1 else 'are'} missing"
             else:
-                lets = trace.root.unknown_lets() if trace.root else []
+                lets = unknown_lets
                 what = ", ".join(f"`{name}`" for name in lets)
                 message = (f"insufficient evidence: {what} {'is' if len(lets) == 1 else 'are'} unknown"
                            if lets else "insufficient evidence: the condition is unknown")

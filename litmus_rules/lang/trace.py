@@ -126,6 +126,14 @@ class RuleTrace:
             self._root = TraceBuilder(self._rec or {}, self._lets or {}).build(self._condition)
         return self._root
 
+    def blame(self) -> tuple[list[str], list[str]]:
+        """The root's `missing_paths()` and `unknown_lets()`, without building the tree if it is not
+        built yet."""
+        if self._root is None and self._condition is not None:
+            return _BlameBuilder(self._rec or {}, self._lets or {}).blame(self._condition)
+        root = self.root
+        return (root.missing_paths(), root.unknown_lets()) if root is not None else ([], [])
+
     def __repr__(self) -> str:
         return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
 
@@ -172,6 +180,7 @@ class TraceBuilder:
     object in `JSONTraceBuilder`), so both renderings follow one definition."""
 
     expand_lets = True  # show each let's definition under its first mention
+    unknown_only = False  # build only the nodes whose value is unknown (`_BlameBuilder`)
 
     def __init__(self, rec: Mapping[Any, Any], lets: Mapping[str, ast.Let], scope_vars: frozenset[str] = frozenset()):
         self.rec = rec
@@ -205,6 +214,10 @@ class TraceBuilder:
         evaluated = value is not _ABSENT
         if not evaluated:
             value = UNKNOWN
+            if self.unknown_only:
+                return None
+        elif self.unknown_only and value is not UNKNOWN:
+            return None
         error = rec.get(static[7])  # ("error", key), made once per AST node
         children: list[Any] = []
         binding: dict[str, str] | None = None
@@ -290,6 +303,45 @@ class TraceBuilder:
             let_definition=let_definition,
             where=where,
         )
+
+
+class _BlameBuilder(TraceBuilder):
+    """What `TraceNode.missing_paths` and `unknown_lets` find, without the tree: an insufficient-
+    evidence message needs them for every such reject, and a JSON verdict never needs the tree.
+
+    Blame follows unknown values only, so a node whose value is known (or that was not evaluated)
+    is not built at all; the rest is `TraceBuilder`'s, so both find the same paths and lets."""
+
+    unknown_only = True
+
+    def _literal(self, e: ast.Expr, static: tuple[Any, ...]) -> Any:
+        return None  # never evaluated in a trace, so never to blame
+
+    def _make(
+        self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
+        reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
+        children: list[Any], let_definition: Any, where: str | None = None,
+    ) -> Any:
+        return missing, let, [c for c in children if c is not None], let_definition
+
+    def blame(self, condition: ast.Expr) -> tuple[list[str], list[str]]:
+        """(missing fact paths, unknown lets), outermost first, as `TraceNode._unknown_nodes` walks."""
+        missing: dict[str, None] = {}
+        lets: dict[str, None] = {}
+        stack = [self.build(condition)]
+        while stack:
+            node = stack.pop()
+            if node is None:
+                continue
+            path, let, children, definition = node
+            if path:
+                missing[path] = None
+            if let:
+                lets[let] = None
+            stack.extend(reversed(children))
+            if definition is not None and not any(c is definition for c in children):
+                stack.append(definition)
+        return list(missing), list(lets)
 
 
 class JSONTraceBuilder(TraceBuilder):
