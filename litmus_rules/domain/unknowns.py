@@ -25,6 +25,7 @@ a missing `controls.null.label`, and `/episode/dispatch/0/arguments` explains a 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
@@ -40,9 +41,11 @@ class Declared(NamedTuple):
 
 
 class Masked(dict):  # type: ignore[type-arg]
-    """The masked episode the rules read; `original` is the episode as given."""
+    """The masked episode the rules read; `original` is the episode as given, `entries` its
+    well-formed `unknowns` (`declared(original)`, read once: every insufficient-evidence reason
+    looks its missing facts up in them)."""
 
-    __slots__ = ("original",)
+    __slots__ = ("original", "entries")
 
 
 def parse_pointer(pointer: str) -> tuple[str, ...] | None:
@@ -90,6 +93,7 @@ def mask(document: Mapping[str, Any]) -> Mapping[str, Any]:
         return document
     out = Masked(document)
     out.original = document
+    out.entries = entries
     for entry in entries:
         if entry.tokens[0] != "unknowns":
             _remove(out, entry.tokens)
@@ -113,6 +117,7 @@ def _remove(root: dict[str, Any], tokens: tuple[str, ...]) -> None:
         node = child
 
 
+@functools.lru_cache(maxsize=1024)  # the same few paths, reason after reason
 def fact_tokens(path: str) -> tuple[str, ...] | None:
     """The tokens of a fact path as traces write it (`controls.null.label`,
     `detector.signals[0].value`, `x["a b"]`, `x['a']`); None when it is not one."""
@@ -152,7 +157,7 @@ def notes_for(document: Mapping[str, Any], path: str) -> list[Declared]:
 
 def notes(document: Mapping[str, Any], paths: Iterable[str]) -> dict[str, list[Declared]]:
     """`notes_for` of each path that has any, the document's entries read once."""
-    entries = declared(original(document))
+    entries = document.entries if document.__class__ is Masked else declared(document)  # type: ignore[attr-defined]
     if not entries:
         return {}
     out = {}
