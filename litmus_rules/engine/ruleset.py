@@ -276,15 +276,24 @@ class RuleSet:
         batch = {"canary_owners": canary_owners(episodes)}
         return [self.evaluate(e, batch=batch, explain=explain, validate=validate) for e in episodes]
 
-    def _recording_env(self, fast: Env) -> Env:
+    def _recording_env(self, fast: Env, lets_shown: bool = True) -> Env:
         env = Env(fast.facts, fast.batch, self._rec_compiler.nslots, len(self._lets), self.budget)
         env.derived = fast.derived  # derived facts are pure: share them, recompute nothing
+        if not lets_shown:
+            # a trace that will show no let's definition (a compact one) needs no let's inner values
+            # recorded: the fast run's values serve (lets are pure), as derived facts do
+            env.lets = list(fast.lets)
         env.rec = {}
         env.hint = fast.slots
         return env
 
-    def _trace(self, compiled: Compiled, fast: Env, outcome: str) -> tuple[RuleTrace, Env, str | None]:
-        env = self._recording_env(fast)
+    def _trace(
+        self, compiled: Compiled, fast: Env, outcome: str, lets_shown: bool = True
+    ) -> tuple[RuleTrace, Env, str | None]:
+        """The recording run of one rule or cell, as its trace. `lets_shown` False: the trace is only
+        ever shown compact (`RuleTrace.to_json(compact=True)`: no let's definition), so the lets the
+        fast run computed are not computed again, recording."""
+        env = self._recording_env(fast, lets_shown)
         failure = None
         try:
             compiled.recording(env)
@@ -394,8 +403,8 @@ class RuleSet:
                 if shown == 2:
                     traces.append(self._trace(compiled, fast, "not matched")[0])
                 continue
-            if value is True:
-                traces.append(self._trace(compiled, fast, "matched")[0])
+            if value is True:  # with `shown` 1 the JSON shows it compact (Verdict.classification_json)
+                traces.append(self._trace(compiled, fast, "matched", lets_shown=shown != 1)[0])
                 return cell.label, traces
             traces.append(self._trace(compiled, fast, "undecided")[0])  # fail closed: no label
             return None, traces

@@ -231,7 +231,8 @@ class TraceBuilder:
                 missing = paths.get(e.name, e.name)
         elif shape is _GENERIC:
             node = self._node
-            children = [node(c, paths) for c in static[6]]
+            for c in static[6]:  # (a loop, not a comprehension: no frame of its own per node)
+                children.append(node(c, paths))
         elif shape is _QUANTIFIER:
             assert isinstance(e, ast.Quantifier)
             binding = {}

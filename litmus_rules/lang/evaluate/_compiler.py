@@ -451,7 +451,9 @@ class Compiler(LoopCompiler):
                 values.append(v)
             if unknown and not sees_unknown:
                 return UNKNOWN
-            env.charge(cost(values) if cost is not None else 1)
+            env.budget -= cost(values) if cost is not None else 1  # (`env.charge`, inlined)
+            if env.budget < 0:
+                env.charge(0)  # raises BudgetExceeded with its message
             try:
                 return impl(*values)
             except EvalFailure:
