@@ -92,6 +92,11 @@ class Compiler(LoopCompiler):
             value = e.value
             return lambda env: value
         if isinstance(e, ast.ListExpr):
+            if all(isinstance(x, ast.Literal) for x in e.items):
+                # a list of literals (`s.kind in ["substring", "regex"]`), often read once per element
+                # of a loop: built once, and copied for each reader (a value is never shared)
+                const = [x.value for x in e.items]
+                return lambda env: const.copy()
             items = [self.compile(x, scope) for x in e.items]
 
             def list_(env: Env) -> Any:
