@@ -234,18 +234,22 @@ class _Account:
             "treated as unknown")
 
 
-class _Ledger:
-    """The accounts of one scope (an evaluation), per (pattern, flags)."""
+class _Ledger(dict):  # type: ignore[type-arg]
+    """The accounts of one scope (an evaluation), per (pattern, flags): the dict itself, so that
+    opening a scope (once per episode) is a plain dict construction, not a Python call. A scope
+    with its own budget or time limit sets them on the instance; None: the module's defaults."""
 
-    def __init__(self, budget: int | None, time_limit: float | None) -> None:
-        self.budget = budget
-        self.time_limit = time_limit
-        self.accounts: dict[tuple[str, tuple[str, ...]], _Account] = {}
+    budget: int | None = None
+    time_limit: float | None = None
+
+    @property
+    def accounts(self) -> dict[tuple[str, tuple[str, ...]], _Account]:
+        return self
 
     def account(self, key: tuple[str, tuple[str, ...]], signal: str | None = None) -> _Account:
-        got = self.accounts.get(key)
+        got = self.get(key)
         if got is None:
-            got = self.accounts[key] = _Account(
+            got = self[key] = _Account(
                 signal, REGEX_BUDGET if self.budget is None else self.budget,
                 REGEX_TIME_LIMIT if self.time_limit is None else self.time_limit)
         elif signal and not got.signal:
@@ -270,11 +274,17 @@ def regex_budget(characters: int | None = None, *, seconds: float | None = None)
 def open_budget(characters: int | None = None, *, seconds: float | None = None) -> contextvars.Token[_Ledger | None]:
     """`regex_budget` without the context manager, for the per-episode hot path (RuleSet.evaluate):
     the scope lasts until `close_budget(token)`, which the caller must reach (try/finally)."""
-    return _scope.set(_Ledger(characters, seconds))
+    ledger = _Ledger()
+    if characters is not None:
+        ledger.budget = characters
+    if seconds is not None:
+        ledger.time_limit = seconds
+    return _scope.set(ledger)
 
 
-def close_budget(token: contextvars.Token[_Ledger | None]) -> None:
-    _scope.reset(token)
+# `close_budget(token)` ends the scope `open_budget` opened: the contextvar's own reset (a C call,
+# not a Python frame, on the per-episode hot path)
+close_budget = _scope.reset
 
 
 @contextlib.contextmanager

@@ -157,7 +157,7 @@ class RuleSet:
                 episode, problem = stages.validate(episode, source or "<episode>")
                 if problem is not None:
                     invalid = self._invalid(problem, episode_id, source)
-                    invalid.run = episode_extras(episode).get("run")  # the report groups ERRORs too
+                    invalid.run = episode_extras(episode)[0]  # the report groups ERRORs too
                     return invalid
             # each regex's cumulative time limit spans one evaluation; signals read as its format
             # says (the scopes of regexes.regex_budget and predicates.episode_scope, opened here
@@ -231,20 +231,24 @@ class RuleSet:
         observed = None  # a REJECTED episode's agent run, classified all the same (labels only, no traces)
         if reasons and self._classifiers and isinstance(episode.get("episode"), abc.Mapping):
             observed = _label(*self._classifiers[0], fast)
+        run, baselines, harness = episode_extras(episode)
+        # (positional: attrs' __init__ takes 15 keywords at a third of the speed, once per episode)
         return Verdict(
-            id=episode_id if isinstance(episode_id, str) else None,
-            verdict=REJECTED if reasons else SCORED,
-            reasons=tuple(reasons),
-            classification=classification,
-            classifications=classifications,
-            classification_traces=tuple(class_traces),
-            passed=tuple(passed),
-            ruleset=self.info,
-            source=source,
-            left_out=self._left_out_lines(fast) if self._left_out is not None else (),
-            observed_classification=observed,
-            explain=explain,  # which classification traces the JSON shows whole
-            **episode_extras(episode),
+            episode_id if isinstance(episode_id, str) else None,  # id
+            REJECTED if reasons else SCORED,  # verdict
+            tuple(reasons),
+            classification,
+            classifications,
+            tuple(class_traces),  # classification_traces
+            tuple(passed),
+            self.info,  # ruleset
+            source,
+            self._left_out_lines(fast) if self._left_out is not None else (),  # left_out
+            observed,  # observed_classification
+            run,
+            baselines,
+            harness,
+            explain,  # which classification traces the JSON shows whole
         )
 
     def _invalid(self, problem: FactsError, episode_id: Any, source: str | None) -> Verdict:
@@ -272,15 +276,24 @@ class RuleSet:
         batch = {"canary_owners": canary_owners(episodes)}
         return [self.evaluate(e, batch=batch, explain=explain, validate=validate) for e in episodes]
 
-    def _recording_env(self, fast: Env) -> Env:
+    def _recording_env(self, fast: Env, lets_shown: bool = True) -> Env:
         env = Env(fast.facts, fast.batch, self._rec_compiler.nslots, len(self._lets), self.budget)
         env.derived = fast.derived  # derived facts are pure: share them, recompute nothing
+        if not lets_shown:
+            # a trace that will show no let's definition (a compact one) needs no let's inner values
+            # recorded: the fast run's values serve (lets are pure), as derived facts do
+            env.lets = list(fast.lets)
         env.rec = {}
         env.hint = fast.slots
         return env
 
-    def _trace(self, compiled: Compiled, fast: Env, outcome: str) -> tuple[RuleTrace, Env, str | None]:
-        env = self._recording_env(fast)
+    def _trace(
+        self, compiled: Compiled, fast: Env, outcome: str, lets_shown: bool = True
+    ) -> tuple[RuleTrace, Env, str | None]:
+        """The recording run of one rule or cell, as its trace. `lets_shown` False: the trace is only
+        ever shown compact (`RuleTrace.to_json(compact=True)`: no let's definition), so the lets the
+        fast run computed are not computed again, recording."""
+        env = self._recording_env(fast, lets_shown)
         failure = None
         try:
             compiled.recording(env)
@@ -330,7 +343,8 @@ class RuleSet:
             kind = "insufficient_evidence"
         witnesses = _witnesses(compiled, env) if outcome == "violated" else ()
         left_out = self._left_out_lines(fast) if rule.name in self._surface_rules else ()
-        return Reason(rule.name, message, kind, location, missing, trace, witnesses=witnesses, left_out=left_out)
+        # (positional, as Verdict in _evaluate: attrs' __init__ is slow with keywords; None: `code`)
+        return Reason(rule.name, message, kind, location, missing, trace, None, witnesses, left_out)
 
     def _left_out_lines(self, fast: Env) -> tuple[str, ...]:
         """The context messages the surfaces left out, one line each (none for episode/1: only
@@ -390,8 +404,8 @@ class RuleSet:
                 if shown == 2:
                     traces.append(self._trace(compiled, fast, "not matched")[0])
                 continue
-            if value is True:
-                traces.append(self._trace(compiled, fast, "matched")[0])
+            if value is True:  # with `shown` 1 the JSON shows it compact (Verdict.classification_json)
+                traces.append(self._trace(compiled, fast, "matched", lets_shown=shown != 1)[0])
                 return cell.label, traces
             traces.append(self._trace(compiled, fast, "undecided")[0])  # fail closed: no label
             return None, traces

@@ -74,31 +74,30 @@ def params_info(values: Mapping[str, Any], overridden: Any) -> tuple[tuple[str, 
     return tuple((name, value, name in overridden) for name, value in values.items())
 
 
-def episode_extras(episode: Any) -> dict[str, Any]:
-    """What a verdict copies from its episode for the report: its grouping keys (`run`) and, where
-    preflight ran them, whether the trivial agents' runs fired the scorer (`baselines`)."""
+def episode_extras(episode: Any) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """What a verdict copies from its episode for the report, as `Verdict`'s (run, baselines,
+    harness), None where the episode has none: its grouping keys (`run`), where preflight ran them,
+    whether the trivial agents' runs fired the scorer (`baselines`), and the harness's own verdict."""
     # (`x.__class__ is dict` first: the abc check of isinstance(x, Mapping) is slow, and this runs
     # once per episode)
     if episode.__class__ is not dict and not isinstance(episode, Mapping):
-        return {}
-    out: dict[str, Any] = {}
+        return None, None, None
+    out_run = baselines = harness = None
     run = episode.get("run")
     if run is not None and (run.__class__ is dict or isinstance(run, Mapping)) and run:
-        out["run"] = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
+        out_run = {k: v for k, v in run.items() if isinstance(v, (str, int, float, bool)) or v is None}
     controls = episode.get("controls")
     if controls is not None and (controls.__class__ is dict or isinstance(controls, Mapping)):
-        baselines = {}
         for name in ("trivial_empty", "trivial_dump"):
             control = controls.get(name)
             if control is not None and isinstance(control, Mapping) and "fired" in control:
                 fired = control.get("fired")
+                if baselines is None:
+                    baselines = {}
                 baselines[name] = fired if isinstance(fired, bool) else None
-        if baselines:
-            out["baselines"] = baselines
-    harness = _harness_verdict(episode)
-    if harness is not None:
-        out["harness"] = harness
-    return out
+    if "episode" in episode:  # (checked here: most episodes have no agent run, and this is per episode)
+        harness = _harness_verdict(episode)
+    return out_run, baselines, harness
 
 
 def _harness_verdict(episode: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ so the fast path pays nothing for it. Renderers (text, JSON) live in `render.py`
 from __future__ import annotations
 
 import copy
+import functools
 
 from typing import Any, Mapping
 
@@ -78,9 +79,9 @@ class TraceNode:
 
     def to_json(self) -> dict[str, Any]:
         """This node as JSON (what `RuleTrace.to_json` writes when the tree was already built)."""
-        return _node_json(self.kind, self.text, self.span.location(), self.evaluated, self.value, self.error,
-                          self.reads, self.missing, self.binding, self.let,
-                          [c.to_json() for c in self.children], JSONValues(), self.where)
+        return _node_json(JSONValues(), False, None, (None, self.kind, self.text, self.span.location()),
+                          self.evaluated, self.value, self.error, self.reads, self.missing, self.binding, self.let,
+                          [c.to_json() for c in self.children], None, self.where)
 
 
 class RuleTrace:
@@ -244,7 +245,8 @@ class TraceBuilder:
                 missing = paths.get(e.name, e.name)
         elif shape is _GENERIC:
             node = self._node
-            children = [node(c, paths) for c in static[6]]
+            for c in static[6]:  # (a loop, not a comprehension: no frame of its own per node)
+                children.append(node(c, paths))
         elif shape is _QUANTIFIER:
             assert isinstance(e, ast.Quantifier)
             binding = {}
@@ -356,28 +358,24 @@ class JSONTraceBuilder(TraceBuilder):
         self.compact = compact
         self.expand_lets = not compact
         self.values = values if values is not None else JSONValues()
+        # `_make` with this builder's settings bound (a partial: no Python frame of its own per node)
+        self._make = functools.partial(_node_json, self.values, compact)  # type: ignore[method-assign]
 
     def _literal(self, e: ast.Expr, static: tuple[Any, ...]) -> Any:
         return static[9]  # made once (`_static`), shared by every trace that shows the literal
 
-    def _make(
-        self, e: ast.Expr, static: tuple[Any, ...], evaluated: bool, value: Any, error: str | None,
-        reads: str | None, missing: str | None, binding: dict[str, str] | None, let: str | None,
-        children: list[Any], let_definition: Any, where: str | None = None,
-    ) -> Any:
-        if self.compact and children:
-            children = [c for c in children if c["evaluated"]]
-        return _node_json(static[1], static[2], static[3], evaluated, value, error, reads, missing, binding, let,
-                          children, self.values, where)
-
 
 def _node_json(
-    kind: str, text: str, location: str, evaluated: bool, value: Any, error: str | None, reads: str | None,
-    missing: str | None, binding: Mapping[str, str] | None, let: str | None, children: list[Any],
-    values: JSONValues, where: str | None = None,
+    values: JSONValues, compact: bool, e: ast.Expr | None, static: tuple[Any, ...], evaluated: bool, value: Any,
+    error: str | None, reads: str | None, missing: str | None, binding: Mapping[str, str] | None, let: str | None,
+    children: list[Any], let_definition: Any = None, where: str | None = None,
 ) -> dict[str, Any]:
-    """One trace node's JSON object; its keys in the order the verdict JSON has always had."""
-    d: dict[str, Any] = {"kind": kind, "expr": text, "location": location, "evaluated": evaluated}
+    """One trace node's JSON object (`JSONTraceBuilder._make`: `TraceBuilder._make`'s arguments after
+    the builder's `values` and `compact`; `static[1:4]` are the node's kind, text and location); its
+    keys in the order the verdict JSON has always had. `compact`: only the evaluated children."""
+    if compact and children:
+        children = [c for c in children if c["evaluated"]]
+    d: dict[str, Any] = {"kind": static[1], "expr": static[2], "location": static[3], "evaluated": evaluated}
     if evaluated:
         cls = value.__class__  # the common scalars as `values.copy` gives them, without its call
         if cls is bool or value is None or cls is int or (cls is str and len(value) <= TRACE_STRING):
@@ -510,8 +508,8 @@ def _static(e: ast.Expr) -> tuple[Any, ...]:
         key = id(e)
         kind, text, location = type(e).__name__.lower(), e.span.text, e.span.location()
         # a literal's JSON node: never recorded (its value is in the source), so the same in every trace
-        literal = _node_json(kind, text, location, False, UNKNOWN, None, None, None, None, None, [], JSONValues()) \
-            if shape is _LITERAL else None
+        literal = _node_json(JSONValues(), False, e, (e, kind, text, location), False, UNKNOWN, None, None, None,
+                             None, None, []) if shape is _LITERAL else None
         static = (e, kind, text, location, shape, _chain(e), ast.children(e), ("error", key), ("missing", key),
                   literal)
         _STATIC[id(e)] = static

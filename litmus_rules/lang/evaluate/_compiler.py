@@ -92,14 +92,24 @@ class Compiler(LoopCompiler):
             value = e.value
             return lambda env: value
         if isinstance(e, ast.ListExpr):
+            if all(isinstance(x, ast.Literal) for x in e.items):
+                # a list of literals (`s.kind in ["substring", "regex"]`), often read once per element
+                # of a loop: built once, and copied for each reader (a value is never shared)
+                const = [x.value for x in e.items]
+                return lambda env: const.copy()
             items = [self.compile(x, scope) for x in e.items]
 
             def list_(env: Env) -> Any:
-                out = [f(env) for f in items]
-                for v in out:  # (a loop, not any(generator): no generator frame per list)
+                # every item is evaluated (and recorded) before an unknown one makes the list unknown;
+                # (loops, not a comprehension: no frame of its own per list)
+                out = []
+                unknown = False
+                for f in items:
+                    v = f(env)
                     if v is UNKNOWN:
-                        return UNKNOWN
-                return out
+                        unknown = True
+                    out.append(v)
+                return UNKNOWN if unknown else out
 
             return list_
         if isinstance(e, (ast.Name, ast.Field)):
@@ -200,7 +210,8 @@ class Compiler(LoopCompiler):
         if self.recording:
             # a path through a `where` name names no fact (the trace knows no path for the name):
             # its value's own node names what is missing
-            return self._recording_path(e, root, keys, not local)
+            slot = scope[node.name] if node.name in scope and not local else None
+            return self._recording_path(e, root, keys, not local, slot)
         if self._is_fact(node.name, scope):
             return self._fact_path(node.name, keys, e)
         if node.name in scope and len(keys) == 1 and scope[node.name] not in self.local_values:
@@ -254,15 +265,18 @@ class Compiler(LoopCompiler):
 
         return fact_path
 
-    def _recording_path(self, e: ast.Expr, root: Fn, keys: list[str], named: bool = True) -> Fn:
-        """A path's getter that records its value (and its failure) as `compile`'s `record` would."""
+    def _recording_path(
+        self, e: ast.Expr, root: Fn, keys: list[str], named: bool = True, slot: int | None = None
+    ) -> Fn:
+        """A path's getter that records its value (and its failure) as `compile`'s `record` would.
+        `slot`: the root is a loop variable, read from its slot here (one call less per read)."""
         # the trace names the path as missing when this is set (a key no node has, when not `named`)
         missing: tuple[str, int] = ("missing", id(e)) if named else ("missing", -1)
         key, error = id(e), ("error", id(e))
 
         def get(env: Env) -> Any:
             try:
-                v = root(env)
+                v = env.slots[slot] if slot is not None else root(env)
                 for k in keys:
                     v = v.get(k, UNKNOWN) if v.__class__ is dict else _field_of(v, k, e)
                     if v is UNKNOWN:
@@ -431,12 +445,20 @@ class Compiler(LoopCompiler):
         impl, name, sees_unknown, cost = fn.impl, fn.name, fn.sees_unknown, fn.cost
 
         def call(env: Env) -> Any:
-            values = [a(env) for a in args]
-            if not sees_unknown:
-                for v in values:  # (a loop, not any(generator): no generator frame per call)
-                    if v is UNKNOWN:
-                        return UNKNOWN
-            env.charge(cost(values) if cost is not None else 1)
+            # every argument is evaluated (and recorded) before an unknown one makes the call unknown;
+            # (a loop, not a comprehension: no frame of its own per call)
+            values = []
+            unknown = False
+            for a in args:
+                v = a(env)
+                if v is UNKNOWN:
+                    unknown = True
+                values.append(v)
+            if unknown and not sees_unknown:
+                return UNKNOWN
+            env.budget -= cost(values) if cost is not None else 1  # (`env.charge`, inlined)
+            if env.budget < 0:
+                env.charge(0)  # raises BudgetExceeded with its message
             try:
                 return impl(*values)
             except EvalFailure:

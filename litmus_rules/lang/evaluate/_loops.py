@@ -7,7 +7,7 @@ that search with fast closures and replay only the element that decided.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.evaluate._fused import FusedLoops
@@ -34,6 +34,8 @@ class LoopCompiler(FusedLoops):
     twin: Compiler | None
     binding_slots: dict[int, int]
     local_values: dict[int, Fn]
+    let_index: Mapping[str, int]
+    let_fns: list[Fn]
     hint_slots: dict[int, int]
     result_slots: dict[int, int]
     hint_results: dict[int, int]
@@ -77,6 +79,25 @@ class LoopCompiler(FusedLoops):
                 return xs
 
             return fact_list
+        name = b.collection.name if isinstance(b.collection, ast.Name) and not self.recording else None
+        if name is not None and name not in scope and name in self.let_index:
+            i, let_fns = self.let_index[name], self.let_fns
+
+            def let_list(env: Env) -> Any:  # a let read and the list check in one closure
+                xs = env.lets[i]
+                if xs is _UNSET:
+                    xs = env.lets[i] = let_fns[i](env)
+                if xs.__class__ is not list:
+                    if xs is UNKNOWN or xs is None:
+                        return UNKNOWN
+                    if not isinstance(xs, list):
+                        raise EvalFailure(f"`{b.collection.span.text}` must be a list, got {type_name(xs)}", b.collection)
+                env.budget -= len(xs) + 1
+                if env.budget < 0:
+                    env.charge(0)
+                return xs
+
+            return let_list
         coll = self.compile(b.collection, scope)
 
         def get(env: Env) -> Any:
