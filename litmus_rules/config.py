@@ -101,11 +101,11 @@ class Config:
 
 # ---- locating a key (tomllib gives values, not positions) -------------------------------------------
 
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+_HEADER = r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$"  # compiled on first use (re caches it)
 
 
 def _table_name(line: str) -> str | None:
-    m = _HEADER.match(line)
+    m = re.match(_HEADER, line)
     return re.sub(r"\s*\.\s*", ".", m.group(1)).replace('"', "").replace("'", "") if m else None
 
 

@@ -16,9 +16,7 @@ configuration and rule-test files. This module is the base layer: it imports not
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
-
-import attrs
+from typing import Any, Iterable, Mapping, NoReturn
 
 __all__ = ["CATALOGUE", "Code", "by_stage", "code_for", "inline", "lookup", "message"]
 
@@ -27,9 +25,12 @@ SEVERITIES = ("error", "warning")
 STAGES = ("parser", "checker", "loader", "style", "input", "evaluation", "batch", "config", "test")
 
 
-@attrs.frozen
 class Code:
-    """One diagnostic: `template` is `str.format` text with named fields."""
+    """One diagnostic: `template` is `str.format` text with named fields. A plain slotted class, not
+    an attrs one (this module is imported by every start): a value, compared by every field, and
+    immutable."""
+
+    __slots__ = ("code", "severity", "title", "stage", "summary", "template", "help")
 
     code: str
     severity: str
@@ -37,7 +38,32 @@ class Code:
     stage: str
     summary: str
     template: str
-    help: str | None = None
+    help: str | None
+
+    def __init__(self, code: str, severity: str, title: str, stage: str, summary: str, template: str,
+                 help: str | None = None) -> None:
+        for name, value in zip(self.__slots__, (code, severity, title, stage, summary, template, help)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("Code is immutable")
+
+    __delattr__ = __setattr__
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "Code(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
+
+    def __eq__(self, other: Any) -> bool:
+        return self._fields() == other._fields() if other.__class__ is Code else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((Code, *self._fields()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Code, self._fields()
 
     def message(self, **fields: object) -> str:
         return self.template.format(**fields)

@@ -8,9 +8,7 @@ severity and its message template are in `diagnostics.CATALOGUE`; a fault inside
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import attrs
+from typing import Any, NoReturn, Sequence
 
 from litmus_rules import diagnostics as catalogue
 from litmus_rules.diagnostics import code_for
@@ -126,15 +124,55 @@ class LitmusConfigError(LitmusError, ValueError):
     code = code_for("bad-config")
 
 
-@attrs.frozen
 class Diagnostic:
-    """One finding of the load-time checker. `code` is stable; tests assert codes, not wording."""
+    """One finding of the load-time checker. `code` is stable; tests assert codes, not wording.
+
+    A plain slotted class, not an attrs one (every start imports it): a value, compared and hashed
+    by every field, and immutable."""
+
+    __slots__ = ("code", "severity", "message", "span", "help")
 
     code: str
     severity: str  # "error" | "warning"
     message: str
-    span: Span | None = None
-    help: str | None = None
+    span: Span | None
+    help: str | None
+
+    def __init__(self, code: str, severity: str, message: str, span: Span | None = None,
+                 help: str | None = None) -> None:
+        set_ = object.__setattr__
+        set_(self, "code", code)
+        set_(self, "severity", severity)
+        set_(self, "message", message)
+        set_(self, "span", span)
+        set_(self, "help", help)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("Diagnostic is immutable")
+
+    __delattr__ = __setattr__
+
+    def _fields(self) -> tuple[Any, ...]:
+        return self.code, self.severity, self.message, self.span, self.help
+
+    def __repr__(self) -> str:
+        return (f"Diagnostic(code={self.code!r}, severity={self.severity!r}, message={self.message!r}, "
+                f"span={self.span!r}, help={self.help!r})")
+
+    def __eq__(self, other: Any) -> bool:
+        return self._fields() == other._fields() if other.__class__ is Diagnostic else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((Diagnostic, *self._fields()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Diagnostic, self._fields()
+
+    def replace(self, **changes: Any) -> Diagnostic:
+        """This diagnostic with some fields changed (attrs' `evolve`)."""
+        fields = dict(zip(self.__slots__, self._fields()))
+        fields.update(changes)
+        return Diagnostic(**fields)
 
     @classmethod
     def of(cls, code: str, span: Span | None, help: str | None = None, **fields: object) -> Diagnostic:

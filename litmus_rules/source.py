@@ -3,22 +3,47 @@
 from __future__ import annotations
 
 import bisect
+from typing import Any, NoReturn
 
-import attrs
+# Source and Span are plain slotted classes rather than attrs ones (every start builds the classes it
+# imports, and these two are imported by every command): values, compared and hashed by their fields
+# as attrs' frozen classes are, and immutable.
 
 
-@attrs.frozen
+def _frozen(self: object, *_: object) -> NoReturn:
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
 class Source:
     """A named piece of text (a rule file, usually) with its line starts precomputed."""
 
-    name: str
-    text: str
-    _line_starts: tuple[int, ...] = attrs.field(init=False, repr=False, eq=False)
+    __slots__ = ("name", "text", "_line_starts")
+    __setattr__ = __delattr__ = _frozen
 
-    def __attrs_post_init__(self) -> None:
+    def __init__(self, name: str, text: str) -> None:
         starts = [0]
-        starts.extend(i + 1 for i, ch in enumerate(self.text) if ch == "\n")
+        find = text.find
+        at = find("\n")
+        while at >= 0:  # str.find, not a Python step per character: rule files are read on every start
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "text", text)
         object.__setattr__(self, "_line_starts", tuple(starts))
+
+    def __repr__(self) -> str:
+        return f"Source(name={self.name!r}, text={self.text!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not Source:
+            return NotImplemented
+        return self.name == other.name and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash((Source, self.name, self.text))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Source, (self.name, self.text)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a 0-based character offset (clamped into the text)."""
@@ -32,13 +57,30 @@ class Source:
         return self.text[start:] if end < 0 else self.text[start:end]
 
 
-@attrs.frozen
 class Span:
     """Half-open character range [start, end) inside a Source."""
 
-    source: Source = attrs.field(repr=False)
-    start: int
-    end: int
+    __slots__ = ("source", "start", "end")
+    __setattr__ = __delattr__ = _frozen
+
+    def __init__(self, source: Source, start: int, end: int) -> None:
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+
+    def __repr__(self) -> str:
+        return f"Span(start={self.start!r}, end={self.end!r})"  # the source is left out, as attrs' repr=False did
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not Span:
+            return NotImplemented
+        return self.start == other.start and self.end == other.end and self.source == other.source
+
+    def __hash__(self) -> int:
+        return hash((Span, self.source, self.start, self.end))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Span, (self.source, self.start, self.end)
 
     @property
     def line(self) -> int:

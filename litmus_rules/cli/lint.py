@@ -14,8 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from litmus_rules.cli._terminal import emit, use_color, verbosity
 from litmus_rules.render.text import paint_diagnostic
 from litmus_rules.cli._common import (EXIT_FAIL, EXIT_MISUSE, EXIT_OK, PATHS_HELP, announce, config_defaults, guarded, identity,
@@ -47,7 +45,7 @@ def _named(d: Diagnostic, stdin: Path) -> Diagnostic:
         return s.replace(f"fmt {name}", "fmt -").replace(name, "<stdin>") if s is not None else None
 
     span = Span(Source("<stdin>", d.span.source.text), d.span.start, d.span.end)
-    return attrs.evolve(d, span=span, message=text(d.message), help=text(d.help))
+    return d.replace(span=span, message=text(d.message), help=text(d.help))
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

@@ -43,7 +43,7 @@ MANIFEST = ".litmus-preflight.json"
 FORMAT = "preflight-manifest/1"
 MAX_MANIFEST_BYTES = 16 * 2**20  # past it the manifest is ignored (with a warning): never read whole
 _CHUNK = 2**20
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = r"[0-9a-f]{64}"  # compiled on first use (re caches it): most runs read no manifest
 
 
 
@@ -134,7 +134,7 @@ class _Manifest:
             return None, False
         ok = (isinstance(entry, dict) and isinstance(entry.get("origin"), str) and os.path.isabs(entry["origin"])
               and isinstance(entry.get("relative", ""), str) and "\0" not in entry["origin"] + entry.get("relative", "")
-              and all(isinstance(entry.get(k), str) and _HEX64.fullmatch(entry[k]) for k in ("sha256", "origin_sha256"))
+              and all(isinstance(entry.get(k), str) and re.fullmatch(_HEX64, entry[k]) for k in ("sha256", "origin_sha256"))
               and type(entry.get("origin_size")) is int and entry["origin_size"] >= 0
               and type(entry.get("docs", 0)) is int and entry.get("docs", 0) >= 0
               and ("lines" not in entry or _valid_runs(entry["lines"]) is not None))

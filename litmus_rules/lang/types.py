@@ -7,21 +7,54 @@ fields and items: either a JSON Schema node (episode facts) or explicit field ty
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import attrs
+from typing import Any, NoReturn
 
 KINDS = ("string", "number", "boolean", "null", "array", "object")
 
 
-@attrs.frozen
 class T:
-    kinds: frozenset[str] = frozenset()  # empty: unknown statically, anything goes
-    schema: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
-    root: Mapping[str, Any] | None = attrs.field(default=None, eq=False, repr=False)  # for $ref
-    item: T | None = None
-    fields: Mapping[str, T] | None = attrs.field(default=None, eq=False)
-    closed: bool = False
+    """A plain slotted class, not an attrs one (every start builds the classes it imports): a value
+    compared and hashed by its kinds, item and closedness (not by the schema it came from, nor its
+    fields), and immutable."""
+
+    __slots__ = ("kinds", "schema", "root", "item", "fields", "closed")
+
+    kinds: frozenset[str]  # empty: unknown statically, anything goes
+    schema: Mapping[str, Any] | None
+    root: Mapping[str, Any] | None  # for $ref
+    item: T | None
+    fields: Mapping[str, T] | None
+    closed: bool
+
+    def __init__(self, kinds: frozenset[str] = frozenset(), schema: Mapping[str, Any] | None = None,
+                 root: Mapping[str, Any] | None = None, item: T | None = None,
+                 fields: Mapping[str, T] | None = None, closed: bool = False) -> None:
+        set_ = object.__setattr__
+        set_(self, "kinds", kinds)
+        set_(self, "schema", schema)
+        set_(self, "root", root)
+        set_(self, "item", item)
+        set_(self, "fields", fields)
+        set_(self, "closed", closed)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("T is immutable")
+
+    __delattr__ = __setattr__
+
+    def __repr__(self) -> str:
+        return f"T(kinds={self.kinds!r}, item={self.item!r}, fields={self.fields!r}, closed={self.closed!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not T:
+            return NotImplemented
+        return self.kinds == other.kinds and self.item == other.item and self.closed == other.closed
+
+    def __hash__(self) -> int:
+        return hash((T, self.kinds, self.item, self.closed))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return T, (self.kinds, self.schema, self.root, self.item, self.fields, self.closed)
 
     @property
     def is_any(self) -> bool:
