@@ -18,11 +18,12 @@ from itertools import accumulate, compress, islice, repeat
 from operator import add, getitem, is_, le, mod, mul, not_, or_, sub
 from typing import Any
 
-from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
 
 # --- base64 / hex spans ---------------------------------------------------------------------
 
 # MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
+_RUN_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
 _URL_TO_STD = str.maketrans("-_", "+/")
@@ -402,11 +403,14 @@ def candidate_runs(text: str) -> list[str]:
     (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
     1 MB of paths) are not all read."""
     try:
+        # counted in the kept UTF-8 of a large text first (the str is encoded on each search)
+        if len(text) >= MEMO_MIN and _hints(utf8(text)) > HINTED_BLOCKS_MAX:
+            return _runs_that_may_decode(_all_runs(text))
         hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: every run
-        return _runs_that_may_decode(_B64_RUN.findall(text))
+        return _runs_that_may_decode(_all_runs(text))
     if len(hits) > HINTED_BLOCKS_MAX:
-        return _runs_that_may_decode(_B64_RUN.findall(text))
+        return _runs_that_may_decode(_all_runs(text))
     runs: list[str] = []
     done = 0
     backwards = text[::-1] if hits else ""
@@ -419,6 +423,27 @@ def candidate_runs(text: str) -> list[str]:
         done = _BLOCK.match(text, last).end()
         runs += _B64_RUN.findall(text, start, done)
     return _runs_that_may_decode(runs)
+
+
+def _hints(data: bytes) -> int:
+    """How many matches `encoded_run_hint` has in `data`, counted up to HINTED_BLOCKS_MAX + 1."""
+    return sum(1 for _ in islice(encoded_run_hint().finditer(data), HINTED_BLOCKS_MAX + 1))
+
+
+# Every byte but the base64 alphabet's as a space (bytes.split then cuts at them).
+_NOT_RUN_TO_SPACE = bytes.maketrans(
+    bytes(b for b in range(256) if chr(b) not in _RUN_ALPHABET), b" " * (256 - len(_RUN_ALPHABET)))
+
+
+def _all_runs(text: str) -> list[str]:
+    """`_B64_RUN.findall(text)`. A text without a line break (no run goes on to the next line) is
+    cut in calls into C: each non-ASCII character as "?" (one byte each), every byte outside the
+    alphabet as a space, and its words are the maximal runs of the alphabet; those of 8+
+    characters are the runs (`re`'s scan costs 3x as much on a large non-ASCII text)."""
+    if "\n" in text:
+        return _B64_RUN.findall(text)
+    words = text.encode("ascii", "replace").translate(_NOT_RUN_TO_SPACE).split()
+    return list(map(bytes.decode, compress(words, map(le, repeat(8), map(len, words)))))
 
 
 def _runs_that_may_decode(runs: list[str]) -> list[str]:

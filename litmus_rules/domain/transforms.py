@@ -347,6 +347,17 @@ DENSE_NON_ASCII = 4
 LIST_MIN = 1 << 12
 
 
+# A text longer than this is judged dense or not by this many characters at its start.
+DENSITY_SAMPLE = 1 << 16
+
+
+def _dense(text: str, data: bytes | None = None) -> bool:
+    """Whether non-ASCII takes more than 1/DENSE_NON_ASCII of the UTF-8 bytes of `text` (`data`)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    return (len(data) - len(text)) * DENSE_NON_ASCII > len(data)
+
+
 @memo_large
 def skeleton(text: str) -> str:
     """Confusable skeleton (UTS #39 idea): NFD, map each character to its class prototype, NFD.
@@ -357,11 +368,15 @@ def skeleton(text: str) -> str:
     text = unicodedata.normalize("NFD", text)
     if text.isascii():
         return text.encode("ascii").translate(ascii_map).decode("ascii")
+    if len(text) > DENSITY_SAMPLE and _dense(text[:DENSITY_SAMPLE]):
+        # a large text dense in non-ASCII (judged by its start: either way maps alike), without
+        # encoding all of it first
+        return unicodedata.normalize("NFD", text.translate(_skeleton_list()))
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates
         return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
-    if (len(data) - len(text)) * DENSE_NON_ASCII > len(data):
+    if _dense(text, data):
         # (after NFD: a character the list leaves out has no mapping, or is not in NFD text)
         mapped = text.translate(_skeleton_list() if len(text) >= LIST_MIN else _skeleton_table())
     else:
