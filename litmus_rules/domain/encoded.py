@@ -403,10 +403,12 @@ def candidate_runs(text: str) -> list[str]:
     (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
     1 MB of paths) are not all read."""
     try:
-        # counted in the kept UTF-8 of a large text first (the str is encoded on each search)
-        if len(text) >= MEMO_MIN and _hints(utf8(text)) > HINTED_BLOCKS_MAX:
-            return _runs_that_may_decode(_all_runs(text))
-        hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
+        # a large text's are found in its kept UTF-8 (the str would be encoded on each search); its
+        # offsets are those of the text when it is ASCII, else the text is searched for them
+        hits = list(islice(encoded_run_hint().finditer(utf8(text) if len(text) >= MEMO_MIN else text),
+                           HINTED_BLOCKS_MAX + 1))
+        if len(hits) <= HINTED_BLOCKS_MAX and len(text) >= MEMO_MIN and not text.isascii():
+            hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: every run
         return _runs_that_may_decode(_all_runs(text))
     if len(hits) > HINTED_BLOCKS_MAX:
@@ -423,11 +425,6 @@ def candidate_runs(text: str) -> list[str]:
         done = _BLOCK.match(text, last).end()
         runs += _B64_RUN.findall(text, start, done)
     return _runs_that_may_decode(runs)
-
-
-def _hints(data: bytes) -> int:
-    """How many matches `encoded_run_hint` has in `data`, counted up to HINTED_BLOCKS_MAX + 1."""
-    return sum(1 for _ in islice(encoded_run_hint().finditer(data), HINTED_BLOCKS_MAX + 1))
 
 
 # Every byte but the base64 alphabet's as a space (bytes.split then cuts at them).
