@@ -15,14 +15,15 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import accumulate, compress, islice, repeat
-from operator import getitem, not_
+from operator import add, getitem, is_, le, mod, mul, not_, or_, sub
 from typing import Any
 
-from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
 
 # --- base64 / hex spans ---------------------------------------------------------------------
 
 # MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
+_RUN_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
 _URL_TO_STD = str.maketrans("-_", "+/")
@@ -59,12 +60,16 @@ def _printable_many(raws: list[bytes | None]) -> list[str | None]:
     that have too many characters of _NONPRINTABLE for sure: a U+FFFD for each invalid UTF-8
     sequence, and the ASCII control bytes (each decodes to itself). Random bytes (a run that
     only looks like base64) are rejected there; `_printable_text` counts exactly in the others."""
-    data = [b"" if raw is None else raw for raw in raws]
-    texts = list(map(bytes.decode, data, repeat("utf-8"), repeat("replace")))
+    data = raws if None not in raws else [b"" if raw is None else raw for raw in raws]
+    texts = list(map(bytes.decode, data, repeat("utf-8"), repeat("replace")))  # type: ignore[arg-type]
     invalid = map(str.count, texts, repeat("\ufffd"))
-    controls = map(len, map(bytes.translate, data, repeat(None), repeat(_NOT_CONTROL_BYTES)))
-    return [None if (f + c) * 5 > len(text) else _printable_text(text)
-            for text, f, c in zip(texts, invalid, controls)]
+    controls = map(len, map(bytes.translate, data, repeat(None), repeat(_NOT_CONTROL_BYTES)))  # type: ignore[arg-type]
+    # (invalid + controls) * 5 <= len(text): the texts worth counting exactly (most are not)
+    worth = map(le, map(mul, map(add, invalid, controls), repeat(5)), map(len, texts))
+    out: list[str | None] = [None] * len(texts)
+    for i in compress(range(len(texts)), worth):
+        out[i] = _printable_text(texts[i])
+    return out
 
 
 # every byte but the ASCII controls of _NONPRINTABLE (deleted: what is left is counted)
@@ -111,14 +116,11 @@ def _decode_b64_many(runs: list[str]) -> list[str | None]:
     """What each run decodes to: at the first of its 4 alignments whose bytes are mostly printable
     UTF-8 (None: none is). All the runs go through each alignment together: a few calls into C
     per alignment, not a dozen per run (a text can hold 100k runs that only look like base64)."""
-    out: list[str | None] = [None] * len(runs)
-    todo: list[int] = []
-    for i, run in enumerate(runs):
-        known = _decoded_memo.get(run, _UNKNOWN) if len(run) <= DECODED_RUN_MEMO_MAX else _UNKNOWN
-        if known is _UNKNOWN:
-            todo.append(i)
-        else:
-            out[i] = known
+    known = list(map(_decoded_memo.get, runs, repeat(_UNKNOWN)))  # (longer runs are never kept)
+    todo = list(compress(range(len(runs)), map(is_, known, repeat(_UNKNOWN))))
+    out: list[str | None] = known
+    for i in todo:
+        out[i] = None
     if len(todo) <= SCALAR_MAX:  # a few runs (most texts): one at a time costs less than batching
         for i in todo:
             out[i] = _decode_b64_one(runs[i].translate(_URL_TO_STD))
@@ -145,12 +147,10 @@ def _decode_b64_many(runs: list[str]) -> list[str | None]:
             chunks = list(map(getitem, map(std.__getitem__, ks), repeat(slice(align, end))))
             if pad:
                 chunks = list(map(str.__add__, chunks, repeat(pad)))
-            left = []
-            for k, text in zip(ks, _printable_many(_a2b_many(chunks))):
-                if text is None:
-                    left.append(k)
-                else:
-                    out[todo[k]] = text
+            texts = _printable_many(_a2b_many(chunks))
+            for k, text in zip(compress(ks, texts), filter(None, texts)):  # (a kept text is not empty)
+                out[todo[k]] = text
+            left = list(compress(ks, map(is_, texts, repeat(None))))
             if left:
                 pending[length] = left
         by_length = pending
@@ -161,9 +161,9 @@ def _decode_b64_many(runs: list[str]) -> list[str | None]:
 def _remember(runs: list[str], todo: list[int], out: list[str | None]) -> None:
     if len(_decoded_memo) + len(todo) > RUN_MEMO_ENTRIES:
         _decoded_memo.clear()
-    for i in todo:
-        if len(runs[i]) <= DECODED_RUN_MEMO_MAX:
-            _decoded_memo[runs[i]] = out[i]
+    tried = list(map(runs.__getitem__, todo))
+    short = list(map(le, map(len, tried), repeat(DECODED_RUN_MEMO_MAX)))
+    _decoded_memo.update(zip(compress(tried, short), compress(map(out.__getitem__, todo), short)))
 
 
 def _decode_b64_one(std: str) -> str | None:
@@ -222,22 +222,33 @@ def _base64_found(runs: list[str]) -> list[list[str | None] | None]:
     whole: list[str] = []
     whole_of: list[int] = []
     split: list[int] = []  # wrapped runs whose lines are tried one by one
-    for i in sorted(todo):
-        run = runs[i]
-        if wrapped and "\n" in run:
-            joined = "".join(run.split())
-            if _looks_like_word(joined):
+    if wrapped:
+        for i in sorted(todo):
+            run = runs[i]
+            if "\n" in run:
+                joined = "".join(run.split())
+                if _looks_like_word(joined):
+                    split.append(i)
+                else:
+                    whole.append(joined)
+                    whole_of.append(i)
+            elif not (run.isupper() or run.isdigit()):  # _looks_like_word; its first test made `todo`
+                whole.append(run)
+                whole_of.append(i)
+    else:  # the same, in calls into C over all the runs (a text of 100k runs, nearly all unwrapped)
+        tried = sorted(todo)
+        texts = list(map(runs.__getitem__, tried))
+        kept = list(map(not_, map(or_, map(str.isupper, texts), map(str.isdigit, texts))))
+        whole, whole_of = list(compress(texts, kept)), list(compress(tried, kept))
+    decoded_runs = _decode_b64_many(whole)
+    if wrapped:
+        for i, decoded in zip(whole_of, decoded_runs):
+            if decoded is None and "\n" in runs[i]:
                 split.append(i)
             else:
-                whole.append(joined)
-                whole_of.append(i)
-        elif not (run.isupper() or run.isdigit()):  # _looks_like_word; its first test made `todo`
-            whole.append(run)
-            whole_of.append(i)
-    for i, decoded in zip(whole_of, _decode_b64_many(whole)):
-        if decoded is None and "\n" in runs[i]:
-            split.append(i)
-        else:
+                found[i] = [decoded]
+    else:
+        for i, decoded in zip(whole_of, decoded_runs):
             found[i] = [decoded]
     if split:
         split.sort()
@@ -281,13 +292,15 @@ def _hex_found(hex_runs: list[str]) -> list[str | None]:
     out: list[str | None] = [None] * len(hex_runs)
     pending = list(range(len(hex_runs)))
     for align in (0, 1):
-        chunks = [hex_runs[k][align: len(hex_runs[k]) - (len(hex_runs[k]) - align) % 2] for k in pending]
-        tried, pending = pending, []
-        for k, text in zip(tried, _printable_many(list(map(bytes.fromhex, chunks)))):
-            if text is None:
-                pending.append(k)
-            else:
-                out[k] = text
+        # each run from `align` to its last whole byte, cut in calls into C over all of them
+        tried = list(map(hex_runs.__getitem__, pending))
+        lengths = list(map(len, tried))
+        ends = map(sub, lengths, map(mod, map(sub, lengths, repeat(align)), repeat(2)))
+        chunks = list(map(getitem, tried, map(slice, repeat(align), ends)))
+        texts = _printable_many(list(map(bytes.fromhex, chunks)))
+        for k, text in zip(compress(pending, texts), filter(None, texts)):  # (a kept text is not empty)
+            out[k] = text
+        pending = list(compress(pending, map(is_, texts, repeat(None))))
     return out
 
 
@@ -390,11 +403,16 @@ def candidate_runs(text: str) -> list[str]:
     (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
     1 MB of paths) are not all read."""
     try:
-        hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
+        # a large text's are found in its kept UTF-8 (the str would be encoded on each search); its
+        # offsets are those of the text when it is ASCII, else the text is searched for them
+        hits = list(islice(encoded_run_hint().finditer(utf8(text) if len(text) >= MEMO_MIN else text),
+                           HINTED_BLOCKS_MAX + 1))
+        if len(hits) <= HINTED_BLOCKS_MAX and len(text) >= MEMO_MIN and not text.isascii():
+            hits = list(islice(encoded_run_hint().finditer(text), HINTED_BLOCKS_MAX + 1))
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: every run
-        return _runs_that_may_decode(_B64_RUN.findall(text))
+        return _runs_that_may_decode(_all_runs(text))
     if len(hits) > HINTED_BLOCKS_MAX:
-        return _runs_that_may_decode(_B64_RUN.findall(text))
+        return _runs_that_may_decode(_all_runs(text))
     runs: list[str] = []
     done = 0
     backwards = text[::-1] if hits else ""
@@ -407,6 +425,22 @@ def candidate_runs(text: str) -> list[str]:
         done = _BLOCK.match(text, last).end()
         runs += _B64_RUN.findall(text, start, done)
     return _runs_that_may_decode(runs)
+
+
+# Every byte but the base64 alphabet's as a space (bytes.split then cuts at them).
+_NOT_RUN_TO_SPACE = bytes.maketrans(
+    bytes(b for b in range(256) if chr(b) not in _RUN_ALPHABET), b" " * (256 - len(_RUN_ALPHABET)))
+
+
+def _all_runs(text: str) -> list[str]:
+    """`_B64_RUN.findall(text)`. A text without a line break (no run goes on to the next line) is
+    cut in calls into C: each non-ASCII character as "?" (one byte each), every byte outside the
+    alphabet as a space, and its words are the maximal runs of the alphabet; those of 8+
+    characters are the runs (`re`'s scan costs 3x as much on a large non-ASCII text)."""
+    if "\n" in text:
+        return _B64_RUN.findall(text)
+    words = text.encode("ascii", "replace").translate(_NOT_RUN_TO_SPACE).split()
+    return list(map(bytes.decode, compress(words, map(le, repeat(8), map(len, words)))))
 
 
 def _runs_that_may_decode(runs: list[str]) -> list[str]:

@@ -52,7 +52,6 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
 )
 from litmus_rules.domain.textmemo import memo_large
 from litmus_rules.domain.transforms import (
-    _clean_stripped,
     _full_from_clean,
     casefold,
     clean,
@@ -198,7 +197,7 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
         yield "nfkc", nfkc(text), "nfkc"
         yield "casefold", casefold(text), "casefold"
         unmasked_text = decode_tag_chars(stripped)
-        cleaned = _clean_stripped(stripped)
+        cleaned = clean(text)
         normalised = _full_from_clean(cleaned)
     yield "normalised", normalised, "normalised"
     skel = skeleton(unmasked_text)

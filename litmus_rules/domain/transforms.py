@@ -41,6 +41,14 @@ from typing import Any
 
 from litmus_rules import usercache
 from litmus_rules.domain.decoding import canonical_path
+from litmus_rules.domain.formatchars import (
+    _FORMAT_PATTERN,
+    _MAYBE_FORMAT_PATTERN,
+    STRIP_EACH_MIN,
+    _format_re,
+    _maybe_format,
+    strip_each,
+)
 from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
@@ -48,32 +56,9 @@ from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
 # --- format characters and unicode tags --------------------------------------------------------
 
-# Default-ignorable code points and every Cf character (zero-width, soft hyphen, bidi controls,
-# variation selectors, CGJ, Hangul fillers, ...) -- but not the tag block, which carries hidden
-# ASCII and is decoded by `decode_tag_chars` rather than thrown away.
-_FORMAT_PATTERN = r"[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Variation_Selector}--[\U000E0000-\U000E007F]]+"
+# What strip_format_chars removes, and the RE2 classes that find it: formatchars.py.
 _TAG_RE = re.compile("[\U000e0000-\U000e007f]+")
-# Cheap linear-time presence tests (RE2 scans ~0.5 GB/s; Python's engines ~10x slower): the
-# precise substitutions above only run on the rare texts that contain such characters.
-_MAYBE_FORMAT_PATTERN = (
-    r"[\p{Cf}\x{034F}\x{2060}-\x{206F}\x{115F}\x{1160}\x{17B4}\x{17B5}\x{180B}-\x{180F}\x{3164}\x{FE00}-\x{FE0F}"
-    r"\x{FFA0}\x{FFF0}-\x{FFF8}\x{1D173}-\x{1D17A}\x{E0000}-\x{E0FFF}]"
-)
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-@functools.cache
-def _format_re() -> Any:
-    import regex
-
-    return regex.compile(_FORMAT_PATTERN, regex.V1)
-
-
-@functools.cache
-def _maybe_format() -> Any:
-    import re2
-
-    return re2.compile(_MAYBE_FORMAT_PATTERN, re2_options())
 
 
 def __getattr__(name: str) -> Any:
@@ -96,7 +81,16 @@ def _re2_search(pattern: Any, text: str) -> bool:
 def strip_format_chars(text: str) -> str:
     """Remove invisible format characters (category Cf, default-ignorables, variation selectors),
     except Unicode tag characters. Idempotent."""
-    if text.isascii() or not _re2_search(_maybe_format(), text):
+    if text.isascii():
+        return text
+    if len(text) >= STRIP_EACH_MIN:
+        try:
+            data = utf8(text)
+        except UnicodeEncodeError:  # lone surrogates: no UTF-8 to scan
+            return _format_re().sub("", text)  # type: ignore[no-any-return]
+        stripped = strip_each(text, data)
+        return _format_re().sub("", text) if stripped is None else stripped
+    if not _re2_search(_maybe_format(), text):
         return text
     return _format_re().sub("", text)  # type: ignore[no-any-return]
 
@@ -142,25 +136,61 @@ def casefold(text: str) -> str:
 
 @memo_large
 def clean(text: str) -> str:
-    """The case-preserving part of the full chain: format characters removed > tags decoded > NFKC."""
+    """The case-preserving part of the full chain: format characters removed > tags decoded > NFKC.
+
+    Derived from the NFKC form of `text` (which its forms need anyway): one NFKC pass over a large
+    text instead of two, by `_nfkc_of_stripped`. No format character is left to remove after NFKC
+    (it makes none from text without them: test_transforms_nonascii14, over every code point)."""
     if text.isascii():
         return text
-    return _clean_stripped(strip_format_chars(text))
+    if decode_tag_chars(text) is not text:  # (rare) tags decode to ASCII between the two steps
+        return nfkc(decode_tag_chars(strip_format_chars(text)))
+    return _nfkc_of_stripped(nfkc(text))
 
 
-@memo_large
-def _clean_stripped(stripped: str) -> str:
-    decoded = decode_tag_chars(stripped)
-    normal = nfkc(decoded)
-    # NFKC can expose new format characters only if it changed something
-    return normal if normal is decoded or normal == decoded else strip_format_chars(normal)
+def _nfkc_of_stripped(normal: str) -> str:
+    """nfkc(strip_format_chars(t)) from normal = nfkc(t), for a text t without tag characters.
+
+    1. nfkc(strip(t)) == nfkc(strip(nfkc(t))): both have the same NFKD. Format characters are
+       starters (canonical combining class 0), the compatibility decomposition of a format
+       character holds only format characters and that of any other character none (checked over
+       every code point by test_transforms_nonascii14), so removing them commutes with the
+       decomposition; and removing starters from two canonically equivalent decomposed strings
+       leaves two canonically equivalent strings (it only joins runs of combining marks).
+    2. strip(normal) is NFKC already unless a format character of `normal` is followed by a
+       combining mark or a Hangul jamo (`_FORMAT_THEN_JOINER`): otherwise each format character
+       of `normal` is a segment of its own (a character of NFKC text that is not a combining
+       mark nor composes with the one before starts a segment, and NFKC works segment by segment),
+       and removing whole segments of NFKC text leaves NFKC text. The pattern admits every
+       character of non-zero combining class and every character that composes with the one
+       before it (test_transforms_nonascii14, over every code point): a superset is safe.
+    """
+    stripped = strip_format_chars(normal)
+    if stripped is normal or not _re2_search(_format_then_joiner(), normal):
+        return stripped
+    return nfkc(stripped)
+
+
+# A format character (a superset: _MAYBE_FORMAT_PATTERN's) followed by a character that may join
+# the segment before it under NFKC: a combining mark (any non-zero combining class is one) or a
+# Hangul vowel / final jamo (composed algorithmically), or one of the composed second characters.
+_FORMAT_THEN_JOINER_PATTERN = _MAYBE_FORMAT_PATTERN + r"[\p{M}\x{1160}-\x{11FF}]"
+
+
+@functools.cache
+def _format_then_joiner() -> Any:
+    import re2
+
+    return re2.compile(_FORMAT_THEN_JOINER_PATTERN, re2_options())
 
 
 @memo_large
 def _full_from_clean(cleaned: str) -> str:
     if cleaned.isascii():
         return cleaned.lower()  # casefold == lower on ASCII, and lower is faster
-    return strip_format_chars(nfkc(cleaned.casefold()))
+    # no format character to remove: `cleaned` has none, and neither casefold nor NFKC makes one
+    # from text without them (test_transforms_nonascii14, over every code point)
+    return nfkc(cleaned.casefold())
 
 
 def full_normalise(text: str) -> str:
@@ -317,6 +347,17 @@ DENSE_NON_ASCII = 4
 LIST_MIN = 1 << 12
 
 
+# A text longer than this is judged dense or not by this many characters at its start.
+DENSITY_SAMPLE = 1 << 16
+
+
+def _dense(text: str, data: bytes | None = None) -> bool:
+    """Whether non-ASCII takes more than 1/DENSE_NON_ASCII of the UTF-8 bytes of `text` (`data`)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    return (len(data) - len(text)) * DENSE_NON_ASCII > len(data)
+
+
 @memo_large
 def skeleton(text: str) -> str:
     """Confusable skeleton (UTS #39 idea): NFD, map each character to its class prototype, NFD.
@@ -327,11 +368,15 @@ def skeleton(text: str) -> str:
     text = unicodedata.normalize("NFD", text)
     if text.isascii():
         return text.encode("ascii").translate(ascii_map).decode("ascii")
+    if len(text) > DENSITY_SAMPLE and _dense(text[:DENSITY_SAMPLE]):
+        # a large text dense in non-ASCII (judged by its start: either way maps alike), without
+        # encoding all of it first
+        return unicodedata.normalize("NFD", text.translate(_skeleton_list()))
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates
         return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
-    if (len(data) - len(text)) * DENSE_NON_ASCII > len(data):
+    if _dense(text, data):
         # (after NFD: a character the list leaves out has no mapping, or is not in NFD text)
         mapped = text.translate(_skeleton_list() if len(text) >= LIST_MIN else _skeleton_table())
     else:
