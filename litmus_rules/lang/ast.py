@@ -1,150 +1,43 @@
 """The rule language's abstract syntax: frozen nodes, each with a span into its source.
 
 Spans are excluded from equality so that a pretty-printed and re-parsed ruleset compares equal to the
-original. The AST imports nothing but `source`; lark stays inside `syntax/`.
+original. The AST imports nothing but `source` and `records`; lark stays inside `syntax/`.
 
-Every node is `@_node`: a slotted, immutable class whose `__init__`, equality, hash and repr come
-from its annotated fields, as attrs' frozen classes' did (`Name(name='x')`, spans left out of the
-repr and of equality). Not attrs: building ~20 attrs classes, and importing attrs, was most of this
+Every node is `@_node`: a frozen `records.record` (a slotted class whose `__init__`, equality, hash
+and repr come from its annotated fields, as attrs' frozen classes' did: `Name(name='x')`, spans left
+out of the repr and of equality). Not attrs: building these ~20 classes with it was most of this
 module's import time, paid on every start. `fields(cls)` and `replace(node, **changes)` stand in
 for `attrs.fields` and `attrs.evolve`.
 """
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any, Callable, Iterator, Union
 
+from litmus_rules.lang.records import Field as NodeField  # noqa: F401 - what `fields` returns
+from litmus_rules.lang.records import field, record, replace  # noqa: F401 - `replace`: attrs.evolve of a node
+from litmus_rules.lang.records import fields as _fields
 from litmus_rules.source import Span
 
-_NO_DEFAULT: Any = object()
-
-
-class NodeField:
-    """One field of a node class: what `attrs.fields` told of it (type: the annotation's text)."""
-
-    __slots__ = ("name", "type", "eq", "repr", "default")
-
-    def __init__(self, name: str, type: str, eq: bool = True, repr: bool = True, default: Any = _NO_DEFAULT) -> None:
-        self.name, self.type, self.eq, self.repr, self.default = name, type, eq, repr, default
-
-    def __repr__(self) -> str:
-        return f"NodeField(name={self.name!r}, type={self.type!r})"
-
-
-class _Spec:
-    """A field's options, as the class body's default: `span: Span = _span`."""
-
-    def __init__(self, eq: bool, repr: bool, default: Any = _NO_DEFAULT) -> None:
-        self.eq, self.repr, self.default = eq, repr, default
-
-
-def _field(*, eq: bool = True, repr: bool = True, default: Any = _NO_DEFAULT) -> Any:
-    return _Spec(eq, repr, default)
-
-
-_span = _field(eq=False, repr=False)
-
-
-class FrozenNodeError(AttributeError):
-    """A node's field was assigned: nodes are values, shared by every tree built from one parse."""
+_span = field(eq=False, repr=False)
 
 
 class _Node:
     __slots__ = ()
-    __fields__: tuple[NodeField, ...] = ()
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenNodeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenNodeError(f"{type(self).__name__} is immutable")
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{a.name}={getattr(self, a.name)!r}" for a in self.__fields__ if a.repr)
-        return f"{type(self).__qualname__}({shown})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), tuple(getattr(self, f.name) for f in self.__fields__)
 
 
-def _node(cls: type) -> Any:
-    """The node class of `cls`'s annotated fields (in order; those with a default last)."""
-    body = dict(cls.__dict__)
-    fields = []
-    for name, annotation in body.pop("__annotations__", {}).items():
-        spec = body.pop(name, _NO_DEFAULT)
-        if isinstance(spec, _Spec):
-            fields.append(NodeField(name, annotation, spec.eq, spec.repr, spec.default))
-        else:
-            fields.append(NodeField(name, annotation, default=spec))
-    body.pop("__dict__", None)
-    body.pop("__weakref__", None)
-    names = tuple(f.name for f in fields)
-    body["__slots__"] = names
-    body["__fields__"] = tuple(fields)
-    body["__match_args__"] = names
-    body["__init__"] = _init(names, {f.name: f.default for f in fields if f.default is not _NO_DEFAULT})
-    key = attrgetter(*[f.name for f in fields if f.eq])
-
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return key(self) == key(other)
-
-    def __hash__(self: Any) -> int:
-        return hash((names, key(self)))
-
-    body["__eq__"], body["__hash__"] = __eq__, __hash__
-    return type(cls.__name__, cls.__bases__, body)
-
-
-def _init(names: tuple[str, ...], defaults: dict[str, Any]) -> Callable[..., None]:
-    setter = object.__setattr__
-    count = len(names)
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if kwargs or len(args) != count:
-            args = _bind(type(self).__name__, names, defaults, args, kwargs)
-        for name, value in zip(names, args):
-            setter(self, name, value)
-
-    return __init__
-
-
-def _bind(cls: str, names: tuple[str, ...], defaults: dict[str, Any], args: tuple[Any, ...],
-          kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    if len(args) > len(names):
-        raise TypeError(f"{cls}() takes {len(names)} arguments, {len(args)} given")
-    values = dict(zip(names, args))
-    for name, value in kwargs.items():
-        if name not in names:
-            raise TypeError(f"{cls}() got an unexpected keyword argument {name!r}")
-        if name in values:
-            raise TypeError(f"{cls}() got multiple values for argument {name!r}")
-        values[name] = value
-    missing = [n for n in names if n not in values and n not in defaults]
-    if missing:
-        raise TypeError(f"{cls}() missing required argument(s): {', '.join(missing)}")
-    return tuple(values[n] if n in values else defaults[n] for n in names)
-
-
-def fields(cls: type) -> tuple[NodeField, ...]:
-    """A node class's fields, in order (`attrs.fields` of the attrs classes this AST used)."""
-    if not is_node_class(cls):
-        raise TypeError(f"{cls!r} is not an AST node class")
-    return cls.__fields__  # type: ignore[attr-defined, no-any-return]
+_node = record
 
 
 def is_node_class(cls: Any) -> bool:
     return isinstance(cls, type) and issubclass(cls, _Node) and cls is not _Node
 
 
-def replace(node: Any, **changes: Any) -> Any:
-    """A copy of `node` with some fields changed (`attrs.evolve`)."""
-    cls = type(node)
-    return cls(**{f.name: changes.pop(f.name) if f.name in changes else getattr(node, f.name)
-                  for f in fields(cls)}, **changes)
+def fields(cls: type) -> tuple[NodeField, ...]:
+    """A node class's fields, in order (`attrs.fields` of the attrs classes this AST used)."""
+    if not is_node_class(cls):
+        raise TypeError(f"{cls!r} is not an AST node class")
+    return _fields(cls)
 
 
 # ---- expressions -----------------------------------------------------------------------------------
@@ -354,7 +247,7 @@ class RuleSet(_Node):
     version: str
     items: tuple[Decl, ...]  # in source order
     span: Span = _span
-    comments: tuple[Comment, ...] = _field(default=(), eq=False, repr=False)
+    comments: tuple[Comment, ...] = field(default=(), eq=False, repr=False)
 
     @property
     def params(self) -> tuple[Param, ...]:
