@@ -28,9 +28,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Mapping
-
-import attrs
+from typing import Any, Mapping, NoReturn
 
 from litmus_rules._resources import default_rules_dir
 from litmus_rules.diagnostics import CATALOGUE, code_for, message
@@ -74,17 +72,56 @@ def shown(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-@attrs.frozen
+# Config and RulesChoice are plain slotted classes, not attrs ones (as source.py's): every command
+# reads the config, and attrs (its import, and building a class) was a large part of a start. Values:
+# compared, hashed and shown by their fields, as attrs' frozen classes were, and immutable.
+
+
+def _frozen(self: object, *_: object) -> NoReturn:
+    raise AttributeError(f"{type(self).__name__} is immutable")
+
+
 class Config:
+    __slots__ = ("file", "where", "sha256", "rules", "params", "ignore", "formats", "jobs", "text")
+    __setattr__ = __delattr__ = _frozen
+
     file: Path  # absolute
     where: str  # `[tool.litmus-rules]` or `litmus.toml`: how messages name the table
     sha256: str  # of the file's bytes: recorded with the verdicts' provenance
-    rules: Path | None = None  # absolute
-    params: Mapping[str, Any] = attrs.field(factory=dict)
-    ignore: tuple[str, ...] = ()
-    formats: Mapping[str, str] = attrs.field(factory=dict)  # command -> format; "*" every command
-    jobs: int | None = None
-    text: str = attrs.field(default="", repr=False, eq=False)
+    rules: Path | None  # absolute
+    params: Mapping[str, Any]
+    ignore: tuple[str, ...]
+    formats: Mapping[str, str]  # command -> format; "*" every command
+    jobs: int | None
+    text: str  # the file's text, for locating a key (not part of equality or the repr)
+
+    def __init__(self, file: Path, where: str, sha256: str, rules: Path | None = None,
+                 params: Mapping[str, Any] | None = None, ignore: tuple[str, ...] = (),
+                 formats: Mapping[str, str] | None = None, jobs: int | None = None, text: str = "") -> None:
+        values = (file, where, sha256, rules, {} if params is None else params, ignore,
+                  {} if formats is None else formats, jobs, text)
+        for name, value in zip(Config.__slots__, values):
+            object.__setattr__(self, name, value)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.file, self.where, self.sha256, self.rules, self.params, self.ignore, self.formats, self.jobs)
+
+    def __eq__(self, other: Any) -> bool:
+        return self._key() == other._key() if other.__class__ is Config else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((Config, self._key()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in Config.__slots__[:-1])
+        return f"Config({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Config, tuple(getattr(self, n) for n in Config.__slots__)
+
+    def replace(self, **changes: Any) -> Config:
+        """A copy with some fields changed (what attrs' `evolve` did)."""
+        return Config(**{n: changes.pop(n) if n in changes else getattr(self, n) for n in Config.__slots__}, **changes)
 
     def format_for(self, command: str) -> tuple[str | None, bool]:
         """(the configured format of `command`, whether it was named for that command)."""
@@ -269,7 +306,7 @@ def _validated(config: Config, table: Mapping[str, Any]) -> Config:
         if value < 1:
             raise ConfigError(BAD_VALUE, config.locate("jobs"), detail=f"`jobs` must be 1 or more, not {value}")
         jobs = value
-    return attrs.evolve(config, rules=rules, params=params, ignore=tuple(ignore), formats=formats, jobs=jobs)
+    return config.replace(rules=rules, params=params, ignore=tuple(ignore), formats=formats, jobs=jobs)
 
 
 def ignorable(code: str) -> str | None:
@@ -321,14 +358,35 @@ def _rules_folder(start: Path) -> Path | None:
     return None
 
 
-@attrs.frozen
 class RulesChoice:
     """The ruleset a command uses and why: `given` (a path on the command line), `config`, `found`
     (a `rules/` folder above the working directory) or `shipped`."""
 
+    __slots__ = ("path", "how", "config")
+    __setattr__ = __delattr__ = _frozen
+
     path: Path
     how: str
-    config: Config | None = None
+    config: Config | None
+
+    def __init__(self, path: Path, how: str, config: Config | None = None) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "how", how)
+        object.__setattr__(self, "config", config)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not RulesChoice:
+            return NotImplemented
+        return (self.path, self.how, self.config) == (other.path, other.how, other.config)
+
+    def __hash__(self) -> int:
+        return hash((RulesChoice, self.path, self.how, self.config))
+
+    def __repr__(self) -> str:
+        return f"RulesChoice(path={self.path!r}, how={self.how!r}, config={self.config!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RulesChoice, (self.path, self.how, self.config)
 
     def origin(self) -> str:
         if self.how == "given":

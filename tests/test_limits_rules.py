@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import pytest
 
 from litmus_rules import load_rules_text
@@ -14,6 +13,7 @@ from litmus_rules.errors import FactsError, RuleCheckError
 from litmus_rules.render.text import render_verdict
 from litmus_rules.lang.syntax import MAX_NESTING, MAX_RULE_FILE_BYTES
 from litmus_rules.lang import values
+from litmus_rules.lang.records import replace
 
 HEAD = 'ruleset limits version "1"\n'
 EPISODE = {"litmus": "episode/1", "id": "e", "context": {}, "detector": {"channel": "dispatch"}}
@@ -135,7 +135,7 @@ def test_an_internal_fault_in_one_rule_rejects_that_rule_with_a_code(monkeypatch
     def broken(value: Any) -> Any:
         raise KeyError("boom")
 
-    monkeypatch.setitem(REGISTRY, "lower", attrs.evolve(REGISTRY["lower"], impl=broken))
+    monkeypatch.setitem(REGISTRY, "lower", replace(REGISTRY["lower"], impl=broken))
     rules = load_rules_text(HEAD + 'rule a reject when lower("X") == "x"\nrule b reject when extra.y == 1')
     verdict = rules.evaluate({**EPISODE, "extra": {"y": 1}}, validate=False)
     kinds = {r.rule: (r.kind, r.message) for r in verdict.reasons}
@@ -149,7 +149,7 @@ def test_a_library_error_inside_a_builtin_shows_its_message_not_its_class(monkey
     def broken(value: Any) -> Any:
         raise EvaluationError("a signal must be a mapping")
 
-    monkeypatch.setitem(REGISTRY, "lower", attrs.evolve(REGISTRY["lower"], impl=broken))
+    monkeypatch.setitem(REGISTRY, "lower", replace(REGISTRY["lower"], impl=broken))
     verdict = load_rules_text(HEAD + 'rule a reject when lower("X") == "x"').evaluate(EPISODE, validate=False)
     message = verdict.reasons[0].message
     assert "a signal must be a mapping" in message and "EvaluationError" not in message

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -47,15 +46,15 @@ def _rule_files() -> list[Path]:
 
 
 def _spans(node: Any) -> Iterator[tuple[str, int, int, str]]:
-    """Every node's class and span, in a fixed order (spans are outside attrs equality)."""
+    """Every node's class and span, in a fixed order (spans are outside node equality)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if isinstance(n, tuple):
             stack.extend(n)
-        elif attrs.has(type(n)) and type(n).__module__ == ast.__name__:
+        elif ast.is_node_class(type(n)) and type(n).__module__ == ast.__name__:
             yield type(n).__name__, n.span.start, n.span.end, n.span.source.name
-            stack.extend(getattr(n, f.name) for f in attrs.fields(type(n)) if f.name != "span")
+            stack.extend(getattr(n, f.name) for f in ast.fields(type(n)) if f.name != "span")
 
 
 def _same(a: ast.RuleSet, b: ast.RuleSet) -> bool:
@@ -327,7 +326,7 @@ def test_the_checks_refuse_what_they_should_without_the_digest() -> None:
 def test_a_tree_with_a_foreign_span_is_not_stored() -> None:
     tree = parse(TEXT, NAME)
     other = Source("other", TEXT)
-    moved = attrs.evolve(tree, items=(attrs.evolve(tree.items[0], span=Span(other, 0, 1)), *tree.items[1:]))
+    moved = ast.replace(tree, items=(ast.replace(tree.items[0], span=Span(other, 0, 1)), *tree.items[1:]))
     with pytest.raises(astjson.Unencodable):
         astjson.dumps(moved)
 

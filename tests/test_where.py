@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import yaml
 
@@ -20,6 +19,7 @@ from litmus_rules.authoring.lint import lint_path
 from litmus_rules.domain import builtins as domain_builtins
 from litmus_rules.errors import RuleCheckError
 from litmus_rules.lang import ast
+from litmus_rules.lang.records import replace
 from litmus_rules.lang.printer import format_expr, format_ruleset
 from litmus_rules.lang.syntax import parse, parse_expression
 
@@ -79,7 +79,7 @@ def test_a_where_name_is_computed_once_per_element_however_often_it_is_read(monk
         calls.append(text)
         return lower.impl(text)
 
-    monkeypatch.setitem(domain_builtins.REGISTRY, "lower", attrs.evolve(lower, impl=counting))
+    monkeypatch.setitem(domain_builtins.REGISTRY, "lower", replace(lower, impl=counting))
     rules = load_rules_text(HEAD + """
 rule r
   reject when any c in canaries where v = lower(c.value): v != c.value and len(v) > 0 and v == v

@@ -20,8 +20,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
-import attrs
-
 from litmus_rules.atomic import AtomicFile
 from litmus_rules.cli._terminal import WRITE_CHUNK, pieces
 from litmus_rules.engine.batch import Outcome, RulesSpec, check_inputs
@@ -31,6 +29,7 @@ from litmus_rules.engine.verdict import ERROR, REJECTED
 from litmus_rules import config as _config
 from litmus_rules.config import Config, RulesChoice
 from litmus_rules.errors import LitmusConfigError, LitmusError
+from litmus_rules.lang.records import replace
 
 # `check` and `explain`: the verdicts' status; the authoring commands: a finding (a failed test, a
 # file that would change, a lint warning) is 1, misuse is 2 everywhere.
@@ -176,7 +175,7 @@ def load(args: argparse.Namespace, header: bool = False) -> RuleSet:
     args.rules_choice = choice
     args.rules_params = params
     if config is not None:  # recorded in every verdict (`ruleset.config`) and in the summary's provenance
-        ruleset.info = attrs.evolve(ruleset.info, config=(str(config.file), config.sha256))
+        ruleset.info = replace(ruleset.info, config=(str(config.file), config.sha256))
     info = ruleset.info
     args.ruleset_line = ruleset_line(choice, info.name, info.version, info.hash)
     if not header:

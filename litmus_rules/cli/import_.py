@@ -22,13 +22,12 @@ import sys
 from array import array
 from typing import TYPE_CHECKING, Any, Iterator
 
-import attrs
-
 from litmus_rules.cli._common import EXIT_FAIL, EXIT_OK, check_signals, guarded, stoppable, write
 from litmus_rules.engine.batch import Outcome, RulesSpec, check_inputs
 from litmus_rules.engine.ruleset import RuleSet
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
 from litmus_rules.errors import LitmusConfigError
+from litmus_rules.lang.records import replace
 from litmus_rules.render.text import render_verdict
 
 if TYPE_CHECKING:
@@ -182,7 +181,7 @@ def _merged(args: argparse.Namespace, ruleset: RuleSet, spec: RulesSpec, episode
                 if found:
                     yield from problems.before(int(found.group(1)), ruleset, spec)
                 text = relocate(outcome.text) if outcome.text is not None else None
-                yield attrs.evolve(outcome, json=relocate(outcome.json), text=text)
+                yield replace(outcome, json=relocate(outcome.json), text=text)
         yield from problems.before(None, ruleset, spec)
 
 

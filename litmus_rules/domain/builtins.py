@@ -12,14 +12,13 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Callable
 
-import attrs
-
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.surface_texts import Recent, surface_texts
 from litmus_rules.lang import builtins as lang_builtins
 from litmus_rules.lang import types as t
 from litmus_rules.lang.builtins import Builtin, Param, registrar, text_cost
 from litmus_rules.lang.builtins import need as _need
+from litmus_rules.lang.records import replace
 from litmus_rules.lang.values import UNKNOWN, EvalFailure, Found, type_name
 
 # The language's general built-ins, then the domain's (in this order: the order of `rules info`).
@@ -469,5 +468,5 @@ def with_caches(table: Mapping[str, Builtin], recent: Recent, haystacks: Bounded
         if b is None or b.impl not in (_leak, _collision):  # replaced (a test's stand-in): as it is
             continue
         cost = functools.partial(b.cost, recent=recent) if b.cost is not None else None
-        out[name] = attrs.evolve(b, impl=functools.partial(b.impl, recent=recent, haystacks=haystacks), cost=cost)
+        out[name] = replace(b, impl=functools.partial(b.impl, recent=recent, haystacks=haystacks), cost=cost)
     return out

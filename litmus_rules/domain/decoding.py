@@ -26,7 +26,6 @@ engine of path canonicalisation (same result).
 from __future__ import annotations
 
 import functools
-import html
 import posixpath
 import re
 import urllib.parse
@@ -61,14 +60,20 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     hex_spans,
     may_hold_encoded_runs,
 )
+from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+
+def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
+    return pattern, flags
+
+
+_SURROGATE_SPEC = _spec("[\ud800-\udfff]")
 
 # --- escapes and encodings ------------------------------------------------------------------------
 
-_JSON_ESCAPE_RE = re.compile(
+_JSON_ESCAPE_RE_SPEC = _spec(
     r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"  # surrogate pair
     r"|\\u\{([0-9a-fA-F]{1,6})\}"  # ES6 code point escape
     r"|\\u([0-9a-fA-F]{4})"
@@ -102,7 +107,7 @@ def json_unescape(text: str) -> str:
     """
     if "\\" not in text:
         return text
-    return _JSON_ESCAPE_RE.sub(_json_escape, text)
+    return _RE.JSON_ESCAPE_RE.sub(_json_escape, text)
 
 
 class LimitUnknown(EvaluationError):
@@ -144,7 +149,13 @@ def html_unescape(text: str) -> str:
     """html.unescape to a fixed point (double-escaped "&amp;#65;" -> "A").
 
     Raises LimitUnknown when more than HTML_MAX_LAYERS passes would still change the text."""
-    return _fixed_point(text, "&", html.unescape, HTML_MAX_LAYERS, "HTML escaping", "HTML_MAX_LAYERS")
+    return _fixed_point(text, "&", _unescape, HTML_MAX_LAYERS, "HTML escaping", "HTML_MAX_LAYERS")
+
+
+def _unescape(text: str) -> str:
+    import html  # on the first text with a "&": its entity table is a large import
+
+    return html.unescape(text)
 
 
 def _unquote(text: str) -> str:
@@ -190,16 +201,18 @@ def __getattr__(name: str) -> Any:
         return _path_res()[1]
     if name == "_ENCODED_RUN_HINT":
         return encoded_run_hint()
+    if name[:1] == "_" and name[1:] in _RE.names():  # the `re` patterns under their former names
+        return getattr(_RE, name[1:])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # The same on ASCII text, for `re` (leftmost-first like RE2; \b and \s spelled as RE2 reads them):
 # no RE2 wrapper overhead per call, for the many short runs of a long text (`canonical_path`);
 # test_normalize compares the two.
-_PATH_RE_ASCII = re.compile(
+_PATH_RE_ASCII_SPEC = _spec(
     (r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\f\r \"'<>`]*)|" + _PATH_BODY).replace(r"\p{L}\p{N}", "A-Za-z0-9"),
     re.ASCII,
 )
-_PATH_BODY_ASCII = re.compile(_PATH_BODY.replace(r"\p{L}\p{N}", "A-Za-z0-9"), re.ASCII)
+_PATH_BODY_ASCII_SPEC = _spec(_PATH_BODY.replace(r"\p{L}\p{N}", "A-Za-z0-9"), re.ASCII)
 
 
 def _canonical(p: str) -> str:
@@ -221,7 +234,7 @@ def _canonical_token(m: Any) -> str:
         return _canonical(p)
     # a URL: only file: URLs name a local path
     if p[:5].lower() == "file:":
-        body = _PATH_BODY_ASCII if p.isascii() else _path_res()[1]
+        body = _RE.PATH_BODY_ASCII if p.isascii() else _path_res()[1]
         return body.sub(_canonical_match, p)  # type: ignore[no-any-return]
     return p
 
@@ -233,13 +246,13 @@ def _canonical_match(m: Any) -> str:
 # Everything `_canonical` can change starts with one of these: a backslash, "./", a "." or ".."
 # segment, a doubled or trailing slash, a file: scheme. Texts without any (most prose, most
 # URLs) are returned as they are; `re` finds the leading characters quickly.
-_PATH_MAY_CHANGE = re.compile(r"\\|\./|/(?:[./]|(?![\w~%$@+=-]))|[Ff][Ii][Ll][Ee]:")
+_PATH_MAY_CHANGE_SPEC = _spec(r"\\|\./|/(?:[./]|(?![\w~%$@+=-]))|[Ff][Ii][Ll][Ee]:")
 
 
 # Path-like tokens never hold one of these (RE2's \s, and the characters that end a URL), so a
 # path token lies inside one run of other characters, and canonicalising each run on its own is
 # canonicalising the text: at a run's edges, as at the text's, \b sees a non-word character.
-_TOKEN_BOUNDARY = re.compile("[\t\n\f\r \"'<>`]")
+_TOKEN_BOUNDARY_SPEC = _spec("[\t\n\f\r \"'<>`]")
 # Texts up to this long are canonicalised in one substitution; longer ones run by run, only the
 # runs where `_PATH_MAY_CHANGE` finds something (RE2's sub calls back into Python per token).
 WHOLE_TEXT_MAX = 1 << 12
@@ -253,7 +266,7 @@ def _canonical_sub(text: str) -> str:
     try:
         return path_re.sub(_canonical_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
-        return path_re.sub(_canonical_token, _SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
+        return path_re.sub(_canonical_token, _RE.SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
 
 
 # Runs up to this long are remembered (a long text repeats its paths, and its decoded and
@@ -287,11 +300,11 @@ def _canonical_many(runs: list[str]) -> list[str]:
             out[i] = canonical
     else:  # a few runs (most texts): one at a time costs less than the joined pass
         for i in short:
-            m = _PATH_RE_ASCII.match(runs[i])
+            m = _RE.PATH_RE_ASCII.match(runs[i])
             if m is not None and m.end() == len(runs[i]):  # the run is one token: what sub() would replace
                 out[i] = _canonical_token(m)
             else:
-                out[i] = _PATH_RE_ASCII.sub(_canonical_token, runs[i])
+                out[i] = _RE.PATH_RE_ASCII.sub(_canonical_token, runs[i])
     if len(_canonical_memo) + len(runs) > RUN_MEMO_ENTRIES:
         _canonical_memo.clear()
     for run, canonical in zip(runs, out):
@@ -301,7 +314,7 @@ def _canonical_many(runs: list[str]) -> list[str]:
 
 
 # `_PATH_RE_ASCII` with the whole token as group 1 (the URL is group 2): `split` keeps both
-_PATH_SPLIT_ASCII = re.compile("(" + _PATH_RE_ASCII.pattern + ")", re.ASCII)
+_PATH_SPLIT_ASCII_SPEC = _spec("(" + _PATH_RE_ASCII_SPEC[0] + ")", re.ASCII)
 
 
 def _canonical_ascii(runs: list[str]) -> list[str]:
@@ -309,7 +322,7 @@ def _canonical_ascii(runs: list[str]) -> list[str]:
     any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
     boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
     tokens, each token and its URL group, in C; the tokens are canonicalised together."""
-    parts: list[Any] = _PATH_SPLIT_ASCII.split("\n".join(runs))
+    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split("\n".join(runs))
     tokens, urls = parts[1::3], parts[2::3]
     paths = [k for k, url in enumerate(urls) if url is None]
     for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
@@ -325,12 +338,12 @@ def _canonical_ascii(runs: list[str]) -> list[str]:
     return out
 
 
-_PATH_BODY_SPLIT_ASCII = re.compile("(" + _PATH_BODY_ASCII.pattern + ")", re.ASCII)
+_PATH_BODY_SPLIT_ASCII_SPEC = _spec("(" + _PATH_BODY_ASCII_SPEC[0] + ")", re.ASCII)
 
 
 def _canonical_urls(urls: list[str]) -> list[str]:
     """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character)."""
-    parts = _PATH_BODY_SPLIT_ASCII.split("\n".join(urls))
+    parts = _RE.PATH_BODY_SPLIT_ASCII.split("\n".join(urls))
     parts[1::2] = _canonical_paths(parts[1::2])
     out = "".join(parts).split("\n")
     assert len(out) == len(urls)
@@ -339,8 +352,8 @@ def _canonical_urls(urls: list[str]) -> list[str]:
 
 # Each path's start is a newline in the joined text: a literal that `re` searches for quickly (a
 # "^" in MULTILINE mode is tried at every position).
-_FILE_PREFIX = re.compile(r"\n[Ff][Ii][Ll][Ee]:(?://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt])?")
-_LEADING_SLASHES = re.compile(r"\n//+")
+_FILE_PREFIX_SPEC = _spec(r"\n[Ff][Ii][Ll][Ee]:(?://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt])?")
+_LEADING_SLASHES_SPEC = _spec(r"\n//+")
 try:  # posixpath.normpath of a str is `_path_normpath(path) or "."`: the C part, without the call around it
     from posix import _path_normpath  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - not CPython 3.11+ on POSIX
@@ -352,8 +365,8 @@ def _canonical_paths(paths: list[str]) -> list[str]:
     by newlines, then normpath (C) of each."""
     joined = "\n" + "\n".join(paths)
     if ":" in joined:
-        joined = _FILE_PREFIX.sub("\n", joined)
-    joined = _LEADING_SLASHES.sub("\n/", joined.replace("\\", "/"))
+        joined = _RE.FILE_PREFIX.sub("\n", joined)
+    joined = _RE.LEADING_SLASHES.sub("\n/", joined.replace("\\", "/"))
     parts = joined.split("\n")
     del parts[0]
     if len(parts) != len(paths):  # (not seen: the runs hold no newline)
@@ -370,7 +383,7 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
     finds something. The rest of the text is left as it is."""
     if "/" not in text and "\\" not in text:
         return
-    hit = _PATH_MAY_CHANGE.search(text)
+    hit = _RE.PATH_MAY_CHANGE.search(text)
     if hit is None:
         return
     n = len(text)
@@ -381,13 +394,13 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
     backwards = text[::-1]  # a run's start: the first boundary before a hit, searched backwards
     while hit is not None:
         pos = hit.start()
-        before = _TOKEN_BOUNDARY.search(backwards, n - pos, n - done)
+        before = _RE.TOKEN_BOUNDARY.search(backwards, n - pos, n - done)
         start = n - before.start() if before is not None else done
-        boundary = _TOKEN_BOUNDARY.search(text, pos)
+        boundary = _RE.TOKEN_BOUNDARY.search(text, pos)
         end = boundary.start() if boundary is not None else n
         yield start, end, _canonical_run(text[start:end])
         done = end
-        hit = _PATH_MAY_CHANGE.search(text, end)
+        hit = _RE.PATH_MAY_CHANGE.search(text, end)
 
 
 # A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
@@ -396,7 +409,7 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
 DENSE_PATHS = 64
 # A run that `_PATH_MAY_CHANGE` finds something in, unless it starts with a URL other than file:
 # (the URL is then the run's one token, up to its end, and is left as it is).
-_RUN_MAY_CHANGE = re.compile(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE.pattern + ")",
+_RUN_MAY_CHANGE_SPEC = _spec(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE_SPEC[0] + ")",
                              re.DOTALL)
 # each token boundary as a newline: ASCII text is translated by a byte table, then split by str.split
 _BOUNDARY_TO_NEWLINE = str.maketrans("\t\f\r \"'<>`", "\n" * 9)
@@ -422,13 +435,13 @@ _NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
 # One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
 # garbage collector, which then walks the whole heap of the process.
 _SEG_ASCII = "A-Za-z0-9_.~%$@+=-"  # "-" last in every class it is put in: not a range
-_DENSE_LINE = re.compile(
+_DENSE_LINE_SPEC = _spec(
     r"[^\n\\/]*+\n"  # no separator: no path token (most words), in one scan
     rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][\\/{_SEG_ASCII}]*+"
-    rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII.pattern}))(?=\n)"
+    rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII_SPEC[0]}))(?=\n)"
     r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
     r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
-    rf"(?:{_PATH_MAY_CHANGE.pattern}))[^\n]*+\n)(?:(?<=\n)|\n)"
+    rf"(?:{_PATH_MAY_CHANGE_SPEC[0]}))[^\n]*+\n)(?:(?<=\n)|\n)"
     r"|[^\n]*+\n",
     re.ASCII,
 )
@@ -495,7 +508,7 @@ def _canonical_lines(runs: list[str]) -> list[str]:
     """`_canonical_many(runs)` of ASCII runs, sorted by one pass (`_DENSE_LINE`) into whole path
     tokens, canonicalised together (`_canonical_paths`), other runs that may change
     (`_canonical_many`) and the rest, left as they are."""
-    kinds = _DENSE_LINE.findall("\n".join(runs) + "\n")
+    kinds = _RE.DENSE_LINE.findall("\n".join(runs) + "\n")
     if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
         return _canonical_many(runs)
     # a whole token is given without its newline, another run that may change with it
@@ -515,8 +528,8 @@ def _canonical_dense_runs(text: str) -> str:
     """`canonical_path` of a (non-ASCII) text dense with paths: split once at its token
     boundaries, the runs that may change found by one pass over them all, canonicalised together
     (`_canonical_many`), and put back between the untouched stretches of the text."""
-    runs = _TOKEN_BOUNDARY.split(text)
-    changing = list(compress(range(len(runs)), map(_RUN_MAY_CHANGE.match, runs)))
+    runs = _RE.TOKEN_BOUNDARY.split(text)
+    changing = list(compress(range(len(runs)), map(_RE.RUN_MAY_CHANGE.match, runs)))
     if not changing:
         return text
     # run i starts after the runs before it and one boundary character each
@@ -556,3 +569,8 @@ def path_changes(text: str) -> bool:
     if len(text) >= MEMO_MIN:
         return canonical_path(text) != text
     return any(canonical != text[start:end] for start, end, canonical in _canonical_runs(text))
+
+
+# Every `re` pattern of this module, compiled on first use (lazyre): a check of a clean episode uses
+# one or two of them, and compiling all at import was half of this module's import time.
+_RE = Patterns(**{name[1:-5]: spec for name, spec in list(globals().items()) if name.endswith("_SPEC")})

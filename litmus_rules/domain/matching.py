@@ -29,8 +29,6 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.formcache import (  # noqa: F401 - re-exported: part of this module's API
@@ -49,6 +47,7 @@ from litmus_rules.domain.normalize import (
     encoded_forms,
 )
 from litmus_rules.domain.transforms import full_normalise
+from litmus_rules.lang.records import record
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API
     MAX_PATTERN_LEN,
@@ -74,7 +73,7 @@ from litmus_rules.domain.signals import (  # noqa: F401 - re-exported: part of t
 MATCHED_MAX = 120
 
 
-@attrs.frozen
+@record
 class Witness:
     """Where and how a match was found: `offset` is into the text derived by `transform`."""
 

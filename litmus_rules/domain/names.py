@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.formcache import answer, text_forms
+from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.matching import MATCHED_MAX, Witness, leaks
 from litmus_rules.domain.normalize import KEYS, Form, Undecodable, distinct_forms, encoded_forms
 from litmus_rules.domain.transforms import full_normalise
@@ -171,42 +172,42 @@ def _char_is_id(ch: str | None) -> bool:
     return ch is not None and is_identifier_char(ch)
 
 
-_HEX_PAIR = re.compile(r"[0-9A-Fa-f]{2}")
+_HEX_PAIR_SPEC = (r"[0-9A-Fa-f]{2}", 0)
 
 
 def _hex_byte(pair: str) -> int | None:
     # not int(pair, 16): it takes a sign and spaces ("-3" is -3, which chr() refuses)
-    return int(pair, 16) if _HEX_PAIR.fullmatch(pair) else None
+    return int(pair, 16) if _RE.HEX_PAIR.fullmatch(pair) else None
 
 
-_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_PERCENT_SPEC = (r"%[0-9A-Fa-f]{2}", 0)
 
 
 def _percent_before(text: str, i: int) -> str | None:
-    if i >= 3 and _PERCENT.fullmatch(text, i - 3, i):
+    if i >= 3 and _RE.PERCENT.fullmatch(text, i - 3, i):
         b = int(text[i - 2 : i], 16)
         return chr(b) if b < 0x80 else None
     return text[i - 1] if i >= 1 else None
 
 
 def _percent_after(text: str, j: int) -> str | None:
-    if _PERCENT.match(text, j):
+    if _RE.PERCENT.match(text, j):
         b = int(text[j + 1 : j + 3], 16)
         return chr(b) if b < 0x80 else None
     return text[j] if j < len(text) else None
 
 
-_JSON_UNIT = re.compile(r"\\[uU][0-9A-Fa-f]{4}")
+_JSON_UNIT_SPEC = (r"\\[uU][0-9A-Fa-f]{4}", 0)
 
 
 def _json_before(text: str, i: int) -> str | None:
-    if i >= 6 and _JSON_UNIT.fullmatch(text, i - 6, i):
+    if i >= 6 and _RE.JSON_UNIT.fullmatch(text, i - 6, i):
         return chr(int(text[i - 4 : i], 16))
     return text[i - 1] if i >= 1 else None
 
 
 def _json_after(text: str, j: int) -> str | None:
-    if _JSON_UNIT.match(text, j):
+    if _RE.JSON_UNIT.match(text, j):
         return chr(int(text[j + 2 : j + 6], 16))
     return text[j] if j < len(text) else None
 
@@ -246,3 +247,7 @@ def _b64_byte(text: str, group: int, k: int) -> int | None:
         return binascii.a2b_base64(chunk.translate(_URL_TO_STD))[k]
     except (binascii.Error, IndexError):
         return None
+
+
+# compiled on first use (lazyre): most runs never need them
+_RE = Patterns(**{name[1:-5]: spec for name, spec in list(globals().items()) if name.endswith("_SPEC")})

@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Set
 from typing import Any
 
+from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.textmemo import re2_module, re2_options, utf8
 
 # A word is common when its Zipf frequency exceeds this (3.0: more than once per million words;
@@ -43,12 +44,12 @@ SCRIPT_LANGUAGES = {
     "TAMIL": ("ta",),
 }
 
-_WORD_RE = re.compile(r"\w+")
+_WORD_RE_SPEC = (r"\w+", 0)
 # Path-like tokens are kept whole ("/etc/passwd", "file:///x", "C:\\Users\\x", "~/.ssh/id_rsa").
-_PATHISH_RE = re.compile(r"(?:[A-Za-z][\w+.-]*:)?[\w.~$@+=%-]*(?:[\\/]+[\w.~$@+=%-]+)+[\\/]*")
+_PATHISH_RE_SPEC = (r"(?:[A-Za-z][\w+.-]*:)?[\w.~$@+=%-]*(?:[\\/]+[\w.~$@+=%-]+)+[\\/]*", 0)
 _JOINERS = "_-/.@\\"
 # A joiner between word characters, or one that starts a token ("/etc", ".bashrc", "@user").
-_JOINED_RE = re.compile(r"\w[-_/.@\\]\w|(?<!\w)[-_/.@\\]\w")
+_JOINED_RE_SPEC = (r"\w[-_/.@\\]\w|(?<!\w)[-_/.@\\]\w", 0)
 
 # Texts longer than this are tokenised on each call instead of cached: the cache would keep their
 # (streamed) forms alive. A cache bound: it costs time, never a token.
@@ -69,8 +70,8 @@ def _cached_tokens(text: str) -> tuple[dict[str, None], str]:
 def _tokenise(text: str) -> tuple[dict[str, None], str]:
     toks: dict[str, None] = {}
     if "/" in text or "\\" in text:
-        toks.update(dict.fromkeys(_PATHISH_RE.findall(text)))
-    toks.update(dict.fromkeys(_WORD_RE.findall(text)))
+        toks.update(dict.fromkeys(_RE.PATHISH_RE.findall(text)))
+    toks.update(dict.fromkeys(_RE.WORD_RE.findall(text)))
     return toks, "\n".join(toks)
 
 
@@ -165,7 +166,7 @@ def _is_word(c: str) -> bool:
 def identifier_shaped(s: str) -> bool:
     """A digit, a joiner `_ - / . @ \\` joining word characters or starting one, or an inner
     capital (a lower-case letter followed by an upper-case one)."""
-    if any(c.isdigit() for c in s) or _JOINED_RE.search(s):
+    if any(c.isdigit() for c in s) or _RE.JOINED_RE.search(s):
         return True
     return any(a.islower() and b.isupper() for a, b in zip(s, s[1:]))
 
@@ -187,7 +188,7 @@ def distinctive(tok: str, lit: str, text: str, common_zipf: float) -> tuple[str,
             if at >= 0:
                 return _shown(cand, lit, text, at)
         j = lit.find(tok, j + 1)
-    if _WORD_RE.fullmatch(tok) and not common_word(tok, common_zipf):
+    if _RE.WORD_RE.fullmatch(tok) and not common_word(tok, common_zipf):
         return _shown(tok, lit, text)
     return None
 
@@ -285,3 +286,7 @@ def common_word(word: str, common_zipf: float = COMMON_WORD_ZIPF) -> bool:
         except Exception:  # noqa: BLE001 - a list that cannot be read decides nothing: rare
             continue
     return False
+
+
+# compiled on first use (lazyre): most runs never need them
+_RE = Patterns(**{name[1:-5]: spec for name, spec in list(globals().items()) if name.endswith("_SPEC")})

@@ -23,15 +23,14 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-import attrs
-
 from litmus_rules.domain.pyregex import C, P
+from litmus_rules.lang.records import record
 
 MAX_LITERALS_PATTERN = 10_000  # regexes.MAX_PATTERN_LEN: a longer pattern is unknown anyway
 MAX_EXACT = 1_000  # `x{100000}` is not spelt out: past this, its start and end stand for it
 
 
-@attrs.frozen
+@record
 class _Info:
     exact: str | None
     prefix: str = ""

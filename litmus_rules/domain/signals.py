@@ -13,19 +13,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.decoding import percent_decode
 from litmus_rules.domain.transforms import full_normalise, path_casefold_key, path_key
 from litmus_rules.domain.regexes import name_signal
 from litmus_rules.domain.predicates import predicate_of, satisfies
 from litmus_rules.domain.surfaces import render_value, tool_surfaces
+from litmus_rules.lang.records import record
 
 # --- signals -----------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Signal:
     """One entry of `detector.signals`."""
 

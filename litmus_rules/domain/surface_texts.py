@@ -8,16 +8,15 @@ import itertools
 import operator
 from typing import Any
 
-import attrs
-
 from litmus_rules.cache import BoundedCache
+from litmus_rules.lang.records import record
 from litmus_rules.lang.values import UNKNOWN, type_name
 
 __all__ = ["RECENT_SURFACE_LISTS", "Recent", "SurfaceTexts", "each_surface_text", "plain_surface_texts",
            "surface_texts"]
 
 
-@attrs.frozen
+@record
 class SurfaceTexts:
     """The texts of a list of surfaces as a loop reading `t.text` over it sees them, in order.
 

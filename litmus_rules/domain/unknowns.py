@@ -26,9 +26,10 @@ a missing `controls.null.label`, and `/episode/dispatch/0/arguments` explains a 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
+
+from litmus_rules.domain.lazyre import Patterns
 
 # A note is untrusted text quoted into a reason: at most this many characters of it.
 MAX_NOTE_CHARS = 500
@@ -55,12 +56,12 @@ def parse_pointer(pointer: str) -> tuple[str, ...] | None:
     tokens = pointer[1:].split("/")
     if "~" not in pointer:  # (most pointers: nothing escaped)
         return tuple(tokens)
-    if _BAD_ESCAPE.search(pointer):
+    if _RE.BAD_ESCAPE.search(pointer):
         return None
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in tokens)
 
 
-_BAD_ESCAPE = re.compile(r"~(?![01])")  # `/` never follows a valid `~`, so the whole pointer can be searched
+_BAD_ESCAPE_SPEC = (r"~(?![01])", 0)  # `/` never follows a valid `~`, so the whole pointer can be searched
 
 
 def declared(document: Mapping[str, Any]) -> tuple[Declared, ...]:
@@ -123,7 +124,7 @@ def fact_tokens(path: str) -> tuple[str, ...] | None:
     `detector.signals[0].value`, `x["a b"]`, `x['a']`); None when it is not one."""
     tokens: list[str] = []
     pos = 0
-    for m in _FACT_TOKEN.finditer(path):
+    for m in _RE.FACT_TOKEN.finditer(path):
         if m.start() != pos:
             return None
         pos = m.end()
@@ -139,8 +140,8 @@ def fact_tokens(path: str) -> tuple[str, ...] | None:
     return tuple(tokens) if tokens and pos == len(path) else None
 
 
-_FACT_TOKEN = re.compile(
-    r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*)|\[(?P<index>-?\d+)\]|\[(?P<quoted>'[^']*'|\"[^\"]*\")\]"
+_FACT_TOKEN_SPEC = (
+    r"\.?(?P<name>[A-Za-z_][A-Za-z0-9_]*)|\[(?P<index>-?\d+)\]|\[(?P<quoted>'[^']*'|\"[^\"]*\")\]", 0
 )
 
 
@@ -175,3 +176,7 @@ def quote(entry: Declared) -> str:
     if len(note) > MAX_NOTE_CHARS:
         note = note[: MAX_NOTE_CHARS - 3] + "..."
     return f"the producer declared `{entry.pointer}` unknown: {note}"
+
+
+# compiled on first use (lazyre): most runs never need them
+_RE = Patterns(**{name[1:-5]: spec for name, spec in list(globals().items()) if name.endswith("_SPEC")})

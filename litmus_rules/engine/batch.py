@@ -16,8 +16,6 @@ import signal
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-import attrs
-
 from litmus_rules.engine.ruleset import RuleSet, load_rules
 from litmus_rules import diagnostics
 from litmus_rules.diagnostics import code_for
@@ -25,6 +23,7 @@ from litmus_rules.errors import FactsError, describe_fault
 from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
+from litmus_rules.lang.records import record
 
 if TYPE_CHECKING:  # imported where a pool is made: a run in one process never needs it
     import concurrent.futures as cf
@@ -35,7 +34,7 @@ T = TypeVar("T")
 MIN_BYTES_FOR_POOL = 2 * 2**20
 
 
-@attrs.frozen
+@record
 class RulesSpec:
     """How a worker process loads the same ruleset the parent loaded."""
 
@@ -50,7 +49,7 @@ class RulesSpec:
     with_traces: bool = True
 
 
-@attrs.frozen
+@record
 class Outcome:
     """One episode's verdict, rendered in the worker: what the CLI writes and counts."""
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from litmus_rules._resources import installed_version
+from litmus_rules.lang.records import record
 from litmus_rules.lang.trace import JSONValues, RuleTrace, finite_name
 
 SCORED = "SCORED"
@@ -48,7 +47,7 @@ def finite(value: Any) -> Any:
     return value
 
 
-@attrs.frozen
+@record
 class RulesetInfo:
     name: str
     version: str
@@ -117,7 +116,7 @@ def _harness_verdict(episode: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"label": label if isinstance(label, str) else None, "fired": fired}
 
 
-@attrs.define  # not frozen: built for every reject on the hot path; treat it as read-only
+@record(frozen=False)  # not frozen: built for every reject on the hot path; treat it as read-only
 class Reason:
     """Why an episode was rejected (or, for ERROR, why it could not be evaluated)."""
 
@@ -135,6 +134,20 @@ class Reason:
     # decision step), each as `context.messages[2] (step 4): after decision_step 3`.
     left_out: tuple[str, ...] = ()
 
+    def __init__(self, rule: str, message: str, kind: str, source: str | None = None, missing: tuple[str, ...] = (),
+                 trace: RuleTrace | None = None, code: str | None = None,
+                 witnesses: tuple[Mapping[str, Any], ...] = (), left_out: tuple[str, ...] = ()) -> None:
+        # spelled out (hot path): a plain assignment per field
+        self.rule = rule
+        self.message = message
+        self.kind = kind
+        self.source = source
+        self.missing = missing
+        self.trace = trace
+        self.code = code
+        self.witnesses = witnesses
+        self.left_out = left_out
+
     def to_json(self, with_trace: bool = True, values: JSONValues | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule, "kind": self.kind, "message": self.message, "source": self.source}
         if self.code is not None:
@@ -150,13 +163,13 @@ class Reason:
         return d
 
 
-@attrs.define  # not frozen: built once per episode on the hot path; treat it as read-only
+@record(frozen=False)  # not frozen: built once per episode on the hot path; treat it as read-only
 class Verdict:
     id: str | None
     verdict: str  # SCORED | REJECTED | ERROR
     reasons: tuple[Reason, ...] = ()
     classification: str | None = None  # the label of the first classifier's matching cell (SCORED only)
-    classifications: Mapping[str, str | None] = attrs.field(factory=dict)
+    classifications: Mapping[str, str | None] = {}  # noqa: RUF012 - a fresh dict per verdict: see __init__
     classification_traces: tuple[RuleTrace, ...] = ()
     passed: tuple[RuleTrace, ...] = ()  # traces of rules that passed, with explain="full"
     ruleset: RulesetInfo | None = None
@@ -176,6 +189,32 @@ class Verdict:
     # The file that was read, when `source` names another: a preflighted copy's verdict names the
     # file preflight made it from (`source`) and the copy (`checked`; io/origins.py). Else None.
     checked: str | None = None
+
+    def __init__(
+        self, id: str | None, verdict: str, reasons: tuple[Reason, ...] = (), classification: str | None = None,
+        classifications: Mapping[str, str | None] | None = None, classification_traces: tuple[RuleTrace, ...] = (),
+        passed: tuple[RuleTrace, ...] = (), ruleset: RulesetInfo | None = None, source: str | None = None,
+        left_out: tuple[str, ...] = (), observed_classification: str | None = None,
+        run: Mapping[str, Any] | None = None, baselines: Mapping[str, bool | None] | None = None,
+        harness: Mapping[str, Any] | None = None, explain: str = "fails", checked: str | None = None,
+    ) -> None:
+        # spelled out (hot path): a plain assignment per field
+        self.id = id
+        self.verdict = verdict
+        self.reasons = reasons
+        self.classification = classification
+        self.classifications = {} if classifications is None else classifications
+        self.classification_traces = classification_traces
+        self.passed = passed
+        self.ruleset = ruleset
+        self.source = source
+        self.left_out = left_out
+        self.observed_classification = observed_classification
+        self.run = run
+        self.baselines = baselines
+        self.harness = harness
+        self.explain = explain
+        self.checked = checked
 
     @property
     def scored(self) -> bool:

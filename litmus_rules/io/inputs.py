@@ -12,12 +12,11 @@ import os
 import stat
 from typing import IO, Any, Iterable, Sequence
 
-import attrs
-
 from litmus_rules import diagnostics
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError
 from litmus_rules.io.origins import Origin, Origins
+from litmus_rules.lang.records import field, record, replace
 
 __all__ = ["LoadedEpisode", "Unit", "discover", "failed", "open_regular", "plan_units"]
 
@@ -35,7 +34,7 @@ LOOP = code_for("folder-loop")  # a symlinked folder that leads back to one of i
 DUPLICATE_ID = code_for("duplicate-id")  # an id already used by an earlier episode of the batch
 
 
-@attrs.frozen
+@record
 class LoadedEpisode:
     """One document of the input: exactly one of `data` (a valid episode) and `error` is set."""
 
@@ -44,9 +43,9 @@ class LoadedEpisode:
     line: int | None
     data: dict[str, Any] | None = None
     error: FactsError | None = None
-    raw_id: str | None = attrs.field(default=None, repr=False)  # the id of an invalid document
+    raw_id: str | None = field(default=None, repr=False)  # the id of an invalid document
 
-    def __attrs_post_init__(self) -> None:
+    def __post_init__(self) -> None:
         if (self.data is None) == (self.error is None):
             raise ValueError("LoadedEpisode needs exactly one of data and error")
 
@@ -176,7 +175,7 @@ JSONL_CHUNK = 256 * 2**10  # bytes of JSONL per unit (a longer line ends its uni
 UNIT_DOCS = 32  # documents per unit
 
 
-@attrs.frozen
+@record
 class Unit:
     """A whole file, or a byte range of a JSONL file starting at a line boundary."""
 
@@ -227,7 +226,7 @@ def plan_units(
             units = _jsonl_units(item, chunk, max(1, max_docs))
         except OSError:
             units = [Unit(item)]  # reading it again reports the error in input order
-        out.extend(units if origin is None else [attrs.evolve(u, origin=origin) for u in units])
+        out.extend(units if origin is None else [replace(u, origin=origin) for u in units])
     return out
 
 

@@ -35,7 +35,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import attrs
+from litmus_rules.lang.records import record
 
 __all__ = ["FORMAT", "MANIFEST", "Origin", "Origins", "Record", "sha256_file", "write_manifests"]
 
@@ -66,7 +66,7 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-@attrs.frozen
+@record
 class Origin:
     """The file a copy was made from, as a verdict names it."""
 
@@ -224,7 +224,7 @@ def read_manifest(path: str) -> dict[str, Any]:
 # ---- writing (preflight) ------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Record:
     """One copy preflight wrote: `origin` None for one that has none (standard input)."""
 

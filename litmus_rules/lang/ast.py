@@ -1,33 +1,43 @@
-"""The rule language's abstract syntax: frozen attrs nodes, each with a span into its source.
+"""The rule language's abstract syntax: frozen nodes, each with a span into its source.
 
 Spans are excluded from equality so that a pretty-printed and re-parsed ruleset compares equal to the
-original. The AST imports nothing but `source` and attrs; lark stays inside `syntax/`.
+original. The AST imports nothing but `source` and `records`; lark stays inside `syntax/`.
 
-Every node is `@_node`: attrs' frozen class without a generated `__repr__`. They share `_Node`'s,
-which writes what attrs' would (`Name(name='x')`, spans left out): generating one per class was
-half of this module's import time, paid on every start.
+Every node is `@_node`: a frozen `records.record` (a slotted class whose `__init__`, equality, hash
+and repr come from its annotated fields, as attrs' frozen classes' did: `Name(name='x')`, spans left
+out of the repr and of equality). Not attrs: building these ~20 classes with it was most of this
+module's import time, paid on every start. `fields(cls)` and `replace(node, **changes)` stand in
+for `attrs.fields` and `attrs.evolve`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Union
 
-import attrs
-
+from litmus_rules.lang.records import Field as NodeField  # noqa: F401 - what `fields` returns
+from litmus_rules.lang.records import field, record, replace  # noqa: F401 - `replace`: attrs.evolve of a node
+from litmus_rules.lang.records import fields as _fields
 from litmus_rules.source import Span
 
-_span = attrs.field(eq=False, repr=False)
+_span = field(eq=False, repr=False)
 
 
 class _Node:
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{a.name}={getattr(self, a.name)!r}" for a in attrs.fields(type(self)) if a.repr)
-        return f"{type(self).__qualname__}({shown})"
+
+_node = record
 
 
-_node = attrs.frozen(repr=False)
+def is_node_class(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, _Node) and cls is not _Node
+
+
+def fields(cls: type) -> tuple[NodeField, ...]:
+    """A node class's fields, in order (`attrs.fields` of the attrs classes this AST used)."""
+    if not is_node_class(cls):
+        raise TypeError(f"{cls!r} is not an AST node class")
+    return _fields(cls)
 
 
 # ---- expressions -----------------------------------------------------------------------------------
@@ -237,7 +247,7 @@ class RuleSet(_Node):
     version: str
     items: tuple[Decl, ...]  # in source order
     span: Span = _span
-    comments: tuple[Comment, ...] = attrs.field(default=(), eq=False, repr=False)
+    comments: tuple[Comment, ...] = field(default=(), eq=False, repr=False)
 
     @property
     def params(self) -> tuple[Param, ...]:

@@ -1,6 +1,6 @@
 """The AST as JSON and back, for the parsed-ruleset cache (lang/syntax/_ast_cache.py).
 
-Generic over `lang/ast.py`: every attrs class defined there is a node; a node is a JSON object with
+Generic over `lang/ast.py`: every node class defined there (`ast.fields`) is one; a node is a JSON object with
 its class name under `"@"`, its span as `[start, end]` under `"span"` and its other fields by name;
 tuples are lists. Spans point into the one source the tree was parsed from, which is not stored:
 the reader supplies it (its text is what the cache is keyed by).
@@ -18,8 +18,6 @@ import json
 import typing
 from typing import Any, Callable
 
-import attrs
-
 from litmus_rules.lang import ast
 from litmus_rules.source import Source, Span
 
@@ -28,7 +26,7 @@ _TAG = "@"
 # Every node class of the AST, by name.
 CLASSES: dict[str, type] = {
     name: cls for name, cls in vars(ast).items()
-    if isinstance(cls, type) and attrs.has(cls) and cls.__module__ == ast.__name__
+    if ast.is_node_class(cls) and cls.__module__ == ast.__name__
 }
 
 Check = Callable[[Any], Any]  # returns the value as the AST holds it (lists -> tuples), or raises
@@ -56,7 +54,7 @@ def _encode(value: Any, source: Source) -> Any:
     if CLASSES.get(cls.__name__) is not cls:
         raise Unencodable(f"cannot store a {cls.__name__} in the AST cache")
     out: dict[str, Any] = {_TAG: cls.__name__}
-    for f in attrs.fields(cls):
+    for f in ast.fields(cls):
         v = getattr(value, f.name)
         if f.name == "span":
             if not isinstance(v, Span) or v.source is not source:
@@ -93,7 +91,7 @@ def loads(text: str | bytes, source: Source) -> ast.RuleSet:
             raise ValueError(f"a {name} that its text does not say")
         if name == "Rule" and not _mode_agrees(kwargs, src, span[1]):
             raise ValueError("a rule whose mode its text does not say")
-        return CLASSES[name](**kwargs)
+        return CLASSES[name](*[kwargs[f] for f in _ORDER[name]])  # positional: __init__'s fast path
 
     try:
         tree = json.loads(text, object_hook=node)
@@ -228,8 +226,8 @@ def _bad(value: Any) -> Any:
 def _specs() -> dict[str, tuple[tuple[str, Check], ...]]:
     out = {}
     for name, cls in CLASSES.items():
-        fields = attrs.fields(cls)
-        if "span" not in attrs.fields_dict(cls):
+        fields = ast.fields(cls)
+        if "span" not in {f.name for f in fields}:
             raise TypeError(f"ast.{name} has no span")
         out[name] = tuple((f.name, _checker(f.type if isinstance(f.type, str) else f.type.__name__))
                           for f in fields if f.name != "span")
@@ -237,5 +235,6 @@ def _specs() -> dict[str, tuple[tuple[str, Check], ...]]:
 
 
 _SPECS = _specs()
+_ORDER = {name: tuple(f.name for f in ast.fields(cls)) for name, cls in CLASSES.items()}  # every field, in order
 
 __all__ = ["CLASSES", "Unencodable", "dumps", "loads"]

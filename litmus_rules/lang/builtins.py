@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, MutableMapping, Sequence
 
-import attrs
-
 from litmus_rules.lang import types as t
+from litmus_rules.lang.records import record
 from litmus_rules.lang.values import UNKNOWN, EvalFailure, type_name
 
 _REQUIRED: Any = type("_Required", (), {"__repr__": lambda self: "<required>"})()
 
 
-@attrs.frozen
+@record
 class Param:
     name: str
     type: t.T
@@ -31,7 +30,7 @@ class Param:
         return self.default is _REQUIRED
 
 
-@attrs.frozen
+@record
 class Builtin:
     name: str
     params: tuple[Param, ...]

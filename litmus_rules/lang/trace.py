@@ -11,18 +11,17 @@ import functools
 
 from typing import Any, Mapping
 
-import attrs
-
 from litmus_rules.lang import ast
+from litmus_rules.lang.records import field, record
 from litmus_rules.source import Span
 from litmus_rules.lang.values import TRACE_DEPTH, TRACE_ITEMS, TRACE_STRING, UNKNOWN
 
 
-@attrs.frozen
+@record
 class TraceNode:
     kind: str  # the AST node type, lower case: `quantifier`, `compare`, `call`, `field`, ...
     text: str  # the expression as written
-    span: Span = attrs.field(repr=False, eq=False)
+    span: Span = field(repr=False, eq=False)
     evaluated: bool
     value: Any  # the runtime value (UNKNOWN for missing evidence); meaningless when not evaluated
     error: str | None = None
@@ -35,7 +34,7 @@ class TraceNode:
     # (A `where` name bound to a fact path reads as that path: `reads`.)
     where: str | None = None
     # The let's definition at every mention (shown once, but an unknown let is explained by it).
-    let_definition: TraceNode | None = attrs.field(default=None, repr=False, eq=False)
+    let_definition: TraceNode | None = field(default=None, repr=False, eq=False)
 
     @property
     def location(self) -> str:
@@ -290,21 +289,9 @@ class TraceBuilder:
         binding: dict[str, str] | None, let: str | None, children: list[Any], let_definition: Any,
         where: str | None = None,
     ) -> Any:
-        return TraceNode(
-            kind=static[1],
-            text=static[2],
-            span=e.span,
-            evaluated=evaluated,
-            value=value,
-            error=error,
-            reads=reads,
-            missing=missing,
-            binding=binding,
-            let=let,
-            children=tuple(children),
-            let_definition=let_definition,
-            where=where,
-        )
+        # every field, in the class's order: positional arguments take __init__'s fast path
+        return TraceNode(static[1], static[2], e.span, evaluated, value, error, reads, missing, binding, let,
+                         tuple(children), where, let_definition)
 
 
 class _BlameBuilder(TraceBuilder):
