@@ -24,10 +24,30 @@ from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_o
 
 # MIME and PEM wrap base64 at 64/76 columns: a run may continue on the next line.
 _RUN_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*")
-_HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
 _URL_TO_STD = str.maketrans("-_", "+/")
-_NONPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+
+# The patterns are compiled on first use, not on import (cold start); the former module-level
+# names (_B64_RUN, _HEX_RUN, _NONPRINTABLE, _H_RUN, _BLOCK) still resolve, by `__getattr__`.
+_PATTERNS = {
+    "_B64_RUN": r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*",
+    "_HEX_RUN": r"[0-9A-Fa-f]{8,}",
+    "_NONPRINTABLE": "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]",
+    # a run of hex digits once `_HEX_TO_H` has made each one an "h" (below)
+    "_H_RUN": "(hhhhhhhh+)",
+    # `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (below)
+    "_BLOCK": r"[A-Za-z0-9+/_\r\n-]*",
+}
+
+
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PATTERNS:
+        return _pattern(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 # Not a limit: the decoded spans of a text are at most 3/4 of its length (each run is decoded
 # once, at one alignment), so `normalize.forms` decodes every span. Kept as a name for callers
 # that pass an explicit bound; `max_chars=None` is unbounded.
@@ -49,10 +69,10 @@ def _printable_text(text: str) -> str | None:
     # mostly invalid UTF-8, and rejected here without the count
     if text.count("\ufffd") * 5 > len(text):
         return None
-    bad = len(_NONPRINTABLE.findall(text))
+    bad = len(_pattern("_NONPRINTABLE").findall(text))
     if bad * 5 > len(text):
         return None
-    return _NONPRINTABLE.sub(" ", text) if bad else text
+    return _pattern("_NONPRINTABLE").sub(" ", text) if bad else text
 
 
 def _printable_many(raws: list[bytes | None]) -> list[str | None]:
@@ -194,7 +214,7 @@ def base64_spans(text: str, max_chars: int | None = None) -> list[str]:
     decode, each line is tried on its own (one value per line).
     Decoding stops after `max_chars` decoded characters in total (None: every run is decoded).
     """
-    return _base64_runs(_B64_RUN.findall(text), max_chars)
+    return _base64_runs(_pattern("_B64_RUN").findall(text), max_chars)
 
 
 # Runs are decoded in batches (`_decode_b64_many`), the first ones small: a search that needs one
@@ -282,7 +302,7 @@ def hex_spans(text: str, max_chars: int | None = None) -> list[str]:
     """Decode every plausible hex run (>= 8 hex digits) at both nibble alignments; keep the
     first alignment that is mostly printable UTF-8. Stops after `max_chars` decoded characters
     (None: every run)."""
-    return _hex_runs(_B64_RUN.findall(text), max_chars)
+    return _hex_runs(_pattern("_B64_RUN").findall(text), max_chars)
 
 
 def _hex_found(hex_runs: list[str]) -> list[str | None]:
@@ -318,14 +338,13 @@ def _hex_one(run: str) -> str | None:
 # for a literal: not a match attempt at each character (most characters of a text are letters).
 _HEX_TO_H = str.maketrans({**{c: " " for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz+/_-"},
                            **{c: "h" for c in "0123456789ABCDEFabcdef"}})
-_H_RUN = re.compile("(hhhhhhhh+)")
 
 
 def _hex_runs_of(text: str) -> list[str]:
     """`_HEX_RUN.findall(text)` of an ASCII text (the base64-alphabet runs joined)."""
     if not text.isascii():  # pragma: no cover - runs are ASCII
-        return _HEX_RUN.findall(text)
-    parts = _H_RUN.split(text.translate(_HEX_TO_H))
+        return _pattern("_HEX_RUN").findall(text)
+    parts = _pattern("_H_RUN").split(text.translate(_HEX_TO_H))
     if len(parts) == 1:
         return []
     ends = list(accumulate(map(len, parts)))
@@ -389,10 +408,9 @@ def may_hold_encoded_runs(text: str | bytes) -> bool:
 # Up to this many matches of the hint, the runs are read only in the blocks that hold one; past
 # it (a text of base64), by one `re` scan of the whole text.
 HINTED_BLOCKS_MAX = 64
-# A block: a stretch of base64-alphabet characters and line breaks. A run lies in one block, and
+# A block (`_BLOCK`): a stretch of base64-alphabet characters and line breaks. A run lies in one block, and
 # `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (it looks
 # at nothing before a match, and a block ends where no run goes on).
-_BLOCK = re.compile(r"[A-Za-z0-9+/_\r\n-]*")
 
 
 @memo_large
@@ -421,9 +439,9 @@ def candidate_runs(text: str) -> list[str]:
         last = hit.end() - 1  # a base64-alphabet character (every alternative ends with one)
         if last < done:
             continue  # in the block read last
-        start = n - _BLOCK.match(backwards, n - 1 - last).end()
-        done = _BLOCK.match(text, last).end()
-        runs += _B64_RUN.findall(text, start, done)
+        start = n - _pattern("_BLOCK").match(backwards, n - 1 - last).end()
+        done = _pattern("_BLOCK").match(text, last).end()
+        runs += _pattern("_B64_RUN").findall(text, start, done)
     return _runs_that_may_decode(runs)
 
 
@@ -438,7 +456,7 @@ def _all_runs(text: str) -> list[str]:
     alphabet as a space, and its words are the maximal runs of the alphabet; those of 8+
     characters are the runs (`re`'s scan costs 3x as much on a large non-ASCII text)."""
     if "\n" in text:
-        return _B64_RUN.findall(text)
+        return _pattern("_B64_RUN").findall(text)
     words = text.encode("ascii", "replace").translate(_NOT_RUN_TO_SPACE).split()
     return list(map(bytes.decode, compress(words, map(le, repeat(8), map(len, words)))))
 
@@ -457,7 +475,7 @@ def _runs_that_may_decode(runs: list[str]) -> list[str]:
     joined = " ".join(map(runs.__getitem__, rest))
     if not joined.isascii():  # pragma: no cover - runs are ASCII
         return runs
-    parts = _H_RUN.split(joined.translate(_HEX_TO_H))
+    parts = _pattern("_H_RUN").split(joined.translate(_HEX_TO_H))
     if len(parts) > 1:  # the other runs where a hex run starts (none crosses the spaces)
         ends = list(accumulate(map(len, parts)))
         starts = list(accumulate(map((1).__add__, map(len, map(runs.__getitem__, rest))), initial=0))

@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the decoders are part of this API
-    _B64_RUN,
     HTML_MAX_LAYERS,
     MAX_DECODED_CHARS,
     LimitUnknown,
@@ -119,11 +118,15 @@ class Undecodable:
 
 
 def __getattr__(name: str) -> Any:
-    # re-exported from decoding, where it is compiled on first use
+    # re-exported from decoding and encoded, where they are compiled on first use
     if name == "_PATH_RE":
         from litmus_rules.domain import decoding
 
         return decoding._path_res()[0]
+    if name == "_B64_RUN":
+        from litmus_rules.domain import encoded
+
+        return encoded._pattern(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
