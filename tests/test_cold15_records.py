@@ -145,17 +145,3 @@ def test_a_check_of_one_clean_file_imports_no_html_entities(tmp_path: Path) -> N
     assert done["code"] == 0 and "1 SCORED" in done["stdout"]
     assert "html" not in done["modules"] and "html.entities" not in done["modules"]
     assert decoding.html_unescape("&amp;lt;b&gt;") == "<b>"  # where a text has one, it is decoded
-
-
-def test_the_yaml_reader_s_non_printable_class_matches_the_same_characters_as_pyyaml_s() -> None:
-    import yaml
-    import yaml.reader
-
-    from litmus_rules.io import yamltext
-
-    every = "".join(map(chr, range(0x110000)))
-    pyyaml_s = re.compile(yamltext.YAML_NON_PRINTABLE, re.UNICODE)  # other flags: compiled anew, not the cached one
-    assert yaml.reader.Reader.NON_PRINTABLE.findall(every) == pyyaml_s.findall(every)
-    assert len(pyyaml_s.findall(every)) == 2111
-    with pytest.raises(yaml.reader.ReaderError):  # the pure-Python reader still refuses a control character
-        yaml.load("a: b\x01", Loader=yaml.SafeLoader)

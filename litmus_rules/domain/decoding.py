@@ -37,9 +37,6 @@ from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
 from litmus_rules.domain.encoded import (  # noqa: F401
-    _B64_RUN,
-    _HEX_RUN,
-    _NONPRINTABLE,
     _URL_TO_STD,
     DECODED_RUN_MEMO_MAX,
     MAX_DECODED_CHARS,
@@ -201,6 +198,10 @@ def __getattr__(name: str) -> Any:
         return _path_res()[1]
     if name == "_ENCODED_RUN_HINT":
         return encoded_run_hint()
+    if name in ("_B64_RUN", "_HEX_RUN", "_NONPRINTABLE"):  # encoded's, compiled on its first use
+        from litmus_rules.domain import encoded
+
+        return encoded._pattern(name)
     if name[:1] == "_" and name[1:] in _RE.names():  # the `re` patterns under their former names
         return getattr(_RE, name[1:])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

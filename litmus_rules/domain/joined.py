@@ -46,8 +46,6 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
-import attrs
-
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.regexes import _pages as text_pages
@@ -63,6 +61,7 @@ from litmus_rules.domain.transforms import (
     skeleton_key,
     strip_format_chars,
 )
+from litmus_rules.lang.records import record
 
 SEP = "\x00"
 # view key -> the form of a plain text holding it (path canonicalisation leaves plain text as it is)
@@ -151,7 +150,7 @@ def _alternation(lits: tuple[bytes, ...]) -> Any:
         return None
 
 
-@attrs.frozen
+@record
 class Probe:
     """Where to look in the joined plain texts: per form, literals and compiled RE2 patterns.
     `every_text`: no filter is possible: every text is a candidate."""
@@ -179,7 +178,7 @@ class Probe:
         return probe
 
 
-@attrs.frozen(eq=False)
+@record(eq=False)
 class PagedPattern:
     """An RE2 probe pattern, and how to get one exact on the characters of given 256-character
     pages (`regexes.regex_probe_on`: None when there is none). A join of non-ASCII texts is

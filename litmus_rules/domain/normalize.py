@@ -31,8 +31,6 @@ import base64
 from typing import Any
 from collections.abc import Callable, Iterator
 
-import attrs
-
 from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the decoders are part of this API
     HTML_MAX_LAYERS,
     MAX_DECODED_CHARS,
@@ -64,6 +62,7 @@ from litmus_rules.domain.transforms import (
     skeleton_key,
     strip_format_chars,
 )
+from litmus_rules.lang.records import record
 
 # --- derived forms ------------------------------------------------------------------------------
 
@@ -91,7 +90,7 @@ FORMS_BUDGET_FACTOR = 16
 FORMS_BUDGET_EXTRA = 1 << 20
 
 
-@attrs.frozen
+@record
 class Form:
     """One distinct derived text and the (name, key) views under which it was derived.
 
@@ -108,7 +107,7 @@ class Form:
         return self.views[0][0]
 
 
-@attrs.frozen
+@record
 class Undecodable:
     """A form that could not be derived within a limit (`decoding.LimitUnknown`): a search that
     finds nothing in the other forms of the text is unknown, not false."""

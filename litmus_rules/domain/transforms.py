@@ -49,6 +49,7 @@ from litmus_rules.domain.formatchars import (
     _maybe_format,
     strip_each,
 )
+from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
@@ -57,16 +58,22 @@ from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 # --- format characters and unicode tags --------------------------------------------------------
 
 # What strip_format_chars removes, and the RE2 classes that find it: formatchars.py.
-_TAG_RE = re.compile("[\U000e0000-\U000e007f]+")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_RE = Patterns(
+    TAG=("[\U000e0000-\U000e007f]+", 0),
+    SURROGATE=("[\ud800-\udfff]", 0),
+    NON_ASCII_RUNS=("([^\x00-\x7f]+)", 0),
+)
 
 
 def __getattr__(name: str) -> Any:
     # the compiled patterns under their former names, built on first use
     lazy = {"_FORMAT_RE": _format_re, "_MAYBE_FORMAT": _maybe_format}.get(name)
-    if lazy is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return lazy()
+    if lazy is not None:
+        return lazy()
+    former = {"_TAG_RE": "TAG", "_SURROGATE": "SURROGATE", "_NON_ASCII_RUNS": "NON_ASCII_RUNS"}
+    if name in former:
+        return getattr(_RE, former[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _re2_search(pattern: Any, text: str) -> bool:
@@ -74,7 +81,7 @@ def _re2_search(pattern: Any, text: str) -> bool:
         # the UTF-8 of a large text is kept (textmemo.utf8): its presence tests encode it once
         return pattern.search(utf8(text)) is not None
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8
-        return pattern.search(_SURROGATE.sub("\ufffd", text)) is not None
+        return pattern.search(_RE.SURROGATE.sub("\ufffd", text)) is not None
 
 
 @memo_large
@@ -117,7 +124,7 @@ def decode_tag_chars(text: str) -> str:
     # (RE2's scan of the UTF-8: 10x less than the scan of `re`, which finds none in most texts)
     if text.isascii() or not _re2_search(_maybe_tags(), text):
         return text
-    return _TAG_RE.sub(_decode_tag_run, text)
+    return _RE.TAG.sub(_decode_tag_run, text)
 
 
 @memo_large
@@ -337,7 +344,6 @@ def skeleton_ascii_map() -> bytes:
 
 
 # Maximal runs of non-ASCII characters (the split keeps them, at odd indices).
-_NON_ASCII_RUNS = re.compile("([^\x00-\x7f]+)")
 # str.translate looks every character up in its table (~0.1 us each, a miss dearer than a hit):
 # a text whose UTF-8 is mostly ASCII is mapped with bytes.translate, and only its non-ASCII runs
 # with str.translate, when they take at most 1/DENSE_NON_ASCII of its UTF-8 bytes.
@@ -381,7 +387,7 @@ def skeleton(text: str) -> str:
         mapped = text.translate(_skeleton_list() if len(text) >= LIST_MIN else _skeleton_table())
     else:
         # the same map, in two parts: every ASCII byte at once, then each non-ASCII run
-        pieces = _NON_ASCII_RUNS.split(data.translate(ascii_map).decode("utf-8"))
+        pieces = _RE.NON_ASCII_RUNS.split(data.translate(ascii_map).decode("utf-8"))
         pieces[1::2] = [run.translate(wide) for run in pieces[1::2]]
         mapped = "".join(pieces)
     return unicodedata.normalize("NFD", mapped)

@@ -235,15 +235,15 @@ class Record:
     lines: Sequence[int | None] | None = None  # each document's line in the origin; None: a byte copy
 
 
-def _entry(record: Record, folder: str) -> dict[str, Any]:
-    assert record.origin is not None
-    origin = os.path.abspath(record.origin)
+def _entry(rec: Record, folder: str) -> dict[str, Any]:
+    assert rec.origin is not None
+    origin = os.path.abspath(rec.origin)
     entry: dict[str, Any] = {"origin": origin, "relative": os.path.relpath(origin, os.path.abspath(folder)),
-                             "sha256": sha256_file(record.copy), "origin_sha256": record.origin_sha256,
-                             "origin_size": record.origin_size}
-    if record.lines is not None:
-        entry["docs"] = len(record.lines)
-        runs = _runs(record.lines)
+                             "sha256": sha256_file(rec.copy), "origin_sha256": rec.origin_sha256,
+                             "origin_size": rec.origin_size}
+    if rec.lines is not None:
+        entry["docs"] = len(rec.lines)
+        runs = _runs(rec.lines)
         if runs is not None:
             entry["lines"] = runs
     return entry
@@ -257,9 +257,9 @@ def write_manifests(records: Iterable[Record]) -> None:
     from litmus_rules.atomic import write_text
 
     folders: dict[str, dict[str, Record]] = {}
-    for record in records:
-        folder, name = os.path.split(record.copy)
-        folders.setdefault(folder or os.curdir, {})[name] = record
+    for rec in records:
+        folder, name = os.path.split(rec.copy)
+        folders.setdefault(folder or os.curdir, {})[name] = rec
     for folder, written in folders.items():
         path = os.path.join(folder, MANIFEST)
         try:
@@ -269,9 +269,9 @@ def write_manifests(records: Iterable[Record]) -> None:
         files = {name: entry for name, entry in old.items()  # a key that is not a file's name never matches
                  if name not in written and os.path.basename(name) == name and name not in (os.curdir, os.pardir)
                  and os.path.isfile(os.path.join(folder, name))}
-        for name, record in written.items():
-            if record.origin is not None:
-                files[name] = _entry(record, folder)
+        for name, rec in written.items():
+            if rec.origin is not None:
+                files[name] = _entry(rec, folder)
         if not files and not old:
             continue
         # one line per copy: small, and a diff of two runs reads file by file

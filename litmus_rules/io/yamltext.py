@@ -5,22 +5,9 @@ path's line in a composed document. Its own module so that reading JSON never im
 from __future__ import annotations
 
 import functools
-import re
-import sys
 from typing import IO, Any, Callable
 
-# PyYAML's pure-Python reader compiles, at import, a class of every non-printable character
-# spelled as the complement of the printable ranges: `re` builds it in ~10 ms, a twentieth of a
-# cold `check`, although the C loader used here never calls it. The same class spelled as the
-# (short) non-printable ranges compiles in a tenth of that time; put under the reader's spelling
-# in `re`'s cache of compiled patterns, it is what `import yaml` gets (the same matches on every
-# code point: tests/test_cold15_records.py). Where `re` keeps no such cache, nothing changes.
-YAML_NON_PRINTABLE = "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]"
-NON_PRINTABLE = "[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uD800-\uDFFF\uFFFE\uFFFF]"
-if "yaml.reader" not in sys.modules and isinstance(getattr(re, "_cache", None), dict):
-    re._cache.setdefault((str, YAML_NON_PRINTABLE, 0), re.compile(NON_PRINTABLE))  # type: ignore[attr-defined]
-
-import yaml  # noqa: E402
+import yaml
 
 from litmus_rules.io.inputs import LIMIT, UNPARSEABLE
 from litmus_rules.io.jsontext import short as _short
