@@ -29,6 +29,7 @@ from litmus_rules.engine.verdict import ERROR, REJECTED
 from litmus_rules import config as _config
 from litmus_rules.config import Config, RulesChoice
 from litmus_rules.errors import LitmusConfigError, LitmusError
+from litmus_rules.interrupts import SIGNALLED, Interrupted, check_signals, may_raise_now  # noqa: F401 - the commands' API
 from litmus_rules.lang.records import replace
 
 # `check` and `explain`: the verdicts' status; the authoring commands: a finding (a failed test, a
@@ -322,24 +323,14 @@ def exit_code(verdicts: Iterable[str]) -> int:
 # ---- signals ---------------------------------------------------------------------------------------
 
 
-class Interrupted(BaseException):
-    """SIGTERM, as an exception: unwinding runs every `finally` (workers stopped, temp files
-    removed). A BaseException, so that no per-episode boundary (`except Exception`) swallows it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-_SIGNALLED: list[int] = []  # signals received: re-raised at the next episode if the first raise was lost
-
-
 @contextlib.contextmanager
 def stoppable() -> Iterator[None]:
     """SIGTERM and SIGINT raise `Interrupted` in the main thread for the duration; a second one,
-    during the clean-up, is ignored rather than cutting the clean-up short. A raise that lands in
-    a finaliser or a weakref callback (the process pool has some) is swallowed by Python, so the
-    signal is also recorded and `check_signals` raises it again at the next episode."""
+    during the clean-up, is ignored rather than cutting the clean-up short. Inside the engine's
+    calls into the process pool (`interrupts.deferred`) the signal is only recorded, and raised
+    as the call returns. A raise that lands in a finaliser or a weakref callback is swallowed by
+    Python, so the signal is recorded in any case and `check_signals` raises it again at the next
+    episode."""
 
     owner = os.getpid()
 
@@ -352,8 +343,9 @@ def stoppable() -> Iterator[None]:
             os.kill(os.getpid(), signum)
             return
         signal.signal(signum, signal.SIG_IGN)
-        _SIGNALLED.append(signum)
-        raise Interrupted(signum)
+        SIGNALLED.append(signum)
+        if may_raise_now():  # else inside the process pool: raised as the engine's call returns
+            raise Interrupted(signum)
 
     try:
         previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -365,12 +357,7 @@ def stoppable() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _SIGNALLED.clear()
-
-
-def check_signals() -> None:
-    if _SIGNALLED:
-        raise Interrupted(_SIGNALLED[0])
+        SIGNALLED.clear()
 
 
 # ---- output ----------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from litmus_rules.engine.ruleset import RuleSet, load_rules
 from litmus_rules import diagnostics
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError, describe_fault
+from litmus_rules.interrupts import deferred
 from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
@@ -243,8 +244,17 @@ def _dead_unit(
 # ---- running units in order ----------------------------------------------------------------------
 
 
+# How often a wait for a unit's result looks for a signal received meanwhile (seconds).
+RESULT_POLL = 0.2
+
+
 class _Workers:
-    """A process pool that can be replaced when one of its workers dies, and stopped at once."""
+    """A process pool that can be replaced when one of its workers dies, and stopped at once.
+
+    Every call into the pool is `deferred()` (interrupts.py): a SIGINT or SIGTERM raised inside the
+    pool's code could leave one of its locks held, and stopping the pool would then wait for ever.
+    The signal is raised as the call returns; a wait for a result returns every RESULT_POLL seconds
+    to let it."""
 
     def __init__(self, count: int, spec: RulesSpec) -> None:
         self.count, self.spec = count, spec
@@ -253,10 +263,23 @@ class _Workers:
     def _new(self) -> cf.ProcessPoolExecutor:
         import concurrent.futures as cf
 
-        return cf.ProcessPoolExecutor(self.count, initializer=_init_worker, initargs=(self.spec,))
+        with deferred():
+            return cf.ProcessPoolExecutor(self.count, initializer=_init_worker, initargs=(self.spec,))
 
     def submit(self, fn: Callable[..., T], *args: Any) -> cf.Future[T]:
-        return self.pool.submit(fn, *args)
+        with deferred():  # (the first submit forks the workers: fork hooks run here)
+            return self.pool.submit(fn, *args)
+
+    def result(self, future: cf.Future[T]) -> T:
+        import concurrent.futures as cf
+
+        while True:
+            with deferred():
+                try:
+                    return future.result(timeout=RESULT_POLL)
+                except cf.TimeoutError:
+                    if future.done():  # the unit's own TimeoutError, not the wait's
+                        raise
 
     def restart(self) -> None:
         self.stop(kill=True)
@@ -265,14 +288,15 @@ class _Workers:
     def stop(self, kill: bool = False) -> None:
         """Shut the pool down; `kill`: do not wait for the units in flight (an interrupted run, a
         broken pool), terminate the workers so that none outlives the run."""
-        processes = list((getattr(self.pool, "_processes", None) or {}).values())
-        if kill:
+        with deferred():
+            processes = list((getattr(self.pool, "_processes", None) or {}).values())
+            if kill:
+                for process in processes:
+                    if process.is_alive():
+                        process.terminate()
+            self.pool.shutdown(wait=True, cancel_futures=True)
             for process in processes:
-                if process.is_alive():
-                    process.terminate()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        for process in processes:
-            process.join(timeout=5)
+                process.join(timeout=5)
 
 
 def _ordered(
@@ -310,7 +334,7 @@ def _ordered(
 
     def alone(unit: Any) -> T:
         try:
-            return workers.submit(fn, unit, *args).result()
+            return workers.result(workers.submit(fn, unit, *args))
         except Exception:  # noqa: BLE001 -- a broken pool, or a result that could not come back
             workers.restart()
             return dead(unit)
@@ -319,14 +343,15 @@ def _ordered(
     while pending:
         unit, future = pending.popleft()
         try:
-            result = future.result()
+            result = workers.result(future)
         except Exception:  # noqa: BLE001 -- BrokenProcessPool, or a result that could not come back
             suspects = [(unit, future), *pending]
             pending.clear()
             workers.restart()
             for suspect, done in suspects:
-                ok = done.done() and not done.cancelled() and done.exception() is None
-                yield done.result() if ok else alone(suspect)
+                with deferred():
+                    ok = done.done() and not done.cancelled() and done.exception() is None
+                yield workers.result(done) if ok else alone(suspect)
             fill()
             continue
         fill()
