@@ -105,3 +105,32 @@ def test_a_unit_s_own_timeout_error_is_raised_not_waited_on() -> None:
             workers.result(failed)
     finally:
         workers.stop(kill=True)
+
+
+class _SignallingDigest:
+    """A hash whose updates (on the report's hashing thread) send the process a SIGINT, once."""
+
+    def __init__(self) -> None:
+        self.sent = False
+        self.chunks = 0
+
+    def update(self, chunk: bytes) -> None:
+        self.chunks += 1
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+
+
+def test_the_report_s_hashing_thread_is_stopped_cleanly_when_interrupted() -> None:
+    from litmus_rules.io.verdicts import _Hashing
+
+    digest = _SignallingDigest()
+    hashing = _Hashing(digest)
+    with stoppable():
+        with pytest.raises(Interrupted):
+            with hashing as update:
+                for _ in range(50):  # the signal lands while the main thread is in the pool's code, or after
+                    update(b"x" * 1024)
+    assert digest.sent
+    assert hashing.pool is not None and hashing.pool._shutdown  # shut down, not left waiting on a lock

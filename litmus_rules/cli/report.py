@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from litmus_rules.cli._common import EXIT_OK, choose_rules, write
+from litmus_rules.cli._common import EXIT_OK, choose_rules, stoppable, write
 from litmus_rules.engine import stages
 from litmus_rules.lang import ast
 from litmus_rules._resources import default_rules_dir
@@ -43,11 +43,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     meta, identity = rules_metadata(str(choose_rules(args, args.rules).path))
     builder = ReportBuilder(parse_by(args.by), meta)
     inputs = []
-    for path in args.inputs:
-        digest = hashlib.sha256()
-        for v in read_verdicts(path, digest):
-            builder.add(v)
-        inputs.append({"path": path if path == "-" else str(Path(path)), "sha256": "sha256:" + digest.hexdigest()})
+    with stoppable():  # SIGINT/SIGTERM: exit 130/143 with one line, the hashing thread stopped
+        for path in args.inputs:
+            digest = hashlib.sha256()
+            for v in read_verdicts(path, digest):
+                builder.add(v)
+            inputs.append({"path": path if path == "-" else str(Path(path)), "sha256": "sha256:" + digest.hexdigest()})
     hashes = {r.get("hash") if isinstance(r, dict) else None for r in map(json.loads, builder.rulesets)}
     identity["matches_verdicts"] = hashes == {identity["hash"]}
     report = builder.build(inputs=inputs, generated_at=generated_at(), checklist_source=identity)

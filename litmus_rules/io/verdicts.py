@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 from litmus_rules.diagnostics import code_for
 from litmus_rules.errors import FactsError
+from litmus_rules.interrupts import deferred
 
 try:  # orjson parses a verdict line 2-3x faster; json is the fallback and gives the error messages
     from orjson import loads as _fast_loads
@@ -108,20 +109,26 @@ class _Hashing:
         self.pool: cf.ThreadPoolExecutor | None = None
         self.waiting: collections.deque[cf.Future[None]] = collections.deque()
 
+    # Each call into the pool is `deferred()` (interrupts.py): a signal raised inside its code could
+    # leave a lock held that `shutdown` then waits for.
+
     def __enter__(self) -> Callable[[bytes], None]:
         if self.digest is None:
             return lambda chunk: None
-        self.pool = cf.ThreadPoolExecutor(1, thread_name_prefix="litmus-report-hash")
+        with deferred():
+            self.pool = cf.ThreadPoolExecutor(1, thread_name_prefix="litmus-report-hash")
         return self.update
 
     def update(self, chunk: bytes) -> None:
         assert self.pool is not None
-        self.waiting.append(self.pool.submit(self.digest.update, chunk))
-        if len(self.waiting) > 4:
-            self.waiting.popleft().result()
+        with deferred():
+            self.waiting.append(self.pool.submit(self.digest.update, chunk))
+            if len(self.waiting) > 4:
+                self.waiting.popleft().result()
 
     def __exit__(self, *exc: Any) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=True)
-            for future in self.waiting:
-                future.result()
+            with deferred():
+                self.pool.shutdown(wait=True)
+                for future in self.waiting:
+                    future.result()
