@@ -13,6 +13,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -64,47 +65,40 @@ def test_outside_a_deferred_call_the_signal_is_raised_at_once() -> None:
             pytest.fail("the signal was not raised")
 
 
-def _workers() -> _Workers:
-    return _Workers(1, RulesSpec(None, {}, "fails", False))
-
-
-def test_waiting_for_a_result_is_interrupted_within_a_poll() -> None:
-    workers = _workers()
+@pytest.fixture
+def workers() -> Iterator[_Workers]:
+    pool = _Workers(1, RulesSpec(None, {}, "fails", False))
     try:
-        never: cf.Future[int] = cf.Future()
-        timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
-        with stoppable():
-            start = time.monotonic()
-            timer.start()
-            with pytest.raises(Interrupted):
-                workers.result(never)
-            assert time.monotonic() - start < 0.1 + RESULT_POLL + 5  # not for ever (a loaded machine: slack)
-        timer.join()
+        yield pool
     finally:
-        workers.stop(kill=True)
+        pool.stop(kill=True)
 
 
-def test_a_result_that_comes_after_several_polls_is_returned() -> None:
-    workers = _workers()
-    try:
-        later: cf.Future[str] = cf.Future()
-        timer = threading.Timer(RESULT_POLL * 2.5, later.set_result, ("done",))
+def test_waiting_for_a_result_is_interrupted_within_a_poll(workers: _Workers) -> None:
+    never: cf.Future[int] = cf.Future()
+    timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
+    with stoppable():
+        start = time.monotonic()
         timer.start()
-        assert workers.result(later) == "done"
-        timer.join()
-    finally:
-        workers.stop(kill=True)
+        with pytest.raises(Interrupted):
+            workers.result(never)
+        assert time.monotonic() - start < 0.1 + RESULT_POLL + 5  # not for ever (a loaded machine: slack)
+    timer.join()
 
 
-def test_a_unit_s_own_timeout_error_is_raised_not_waited_on() -> None:
-    workers = _workers()
-    try:
-        failed: cf.Future[str] = cf.Future()
-        failed.set_exception(TimeoutError("the unit's own"))
-        with pytest.raises(TimeoutError, match="the unit's own"):
-            workers.result(failed)
-    finally:
-        workers.stop(kill=True)
+def test_a_result_that_comes_after_several_polls_is_returned(workers: _Workers) -> None:
+    later: cf.Future[str] = cf.Future()
+    timer = threading.Timer(RESULT_POLL * 2.5, later.set_result, ("done",))
+    timer.start()
+    assert workers.result(later) == "done"
+    timer.join()
+
+
+def test_a_unit_s_own_timeout_error_is_raised_not_waited_on(workers: _Workers) -> None:
+    failed: cf.Future[str] = cf.Future()
+    failed.set_exception(TimeoutError("the unit's own"))
+    with pytest.raises(TimeoutError, match="the unit's own"):
+        workers.result(failed)
 
 
 class _SignallingDigest:
@@ -112,10 +106,8 @@ class _SignallingDigest:
 
     def __init__(self) -> None:
         self.sent = False
-        self.chunks = 0
 
     def update(self, chunk: bytes) -> None:
-        self.chunks += 1
         if not self.sent:
             self.sent = True
             os.kill(os.getpid(), signal.SIGINT)
