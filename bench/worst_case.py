@@ -4,7 +4,10 @@ Each row is one episode built from `realistic.episode` (deterministic, seeded) w
 large: a 1 MB tool description in non-ASCII text (mixed scripts, confusables, format characters,
 combining marks), in path-like text and in base64 (MIME-wrapped, decoding to words); the same
 path-like and base64 texts as the null-control transcript (and the non-ASCII one); 100 canaries;
-100 text signals; a 400-tool manifest (the one of bench/check_e2e.py). Printed per row, each the
+100 text signals; a 400-tool manifest (the one of bench/check_e2e.py); 1 M Arabic ligatures (U+FDFA,
+18 characters each under NFKC: past transforms.NFKC_MAX_ADDED, so the text's NFKC form is unknown
+and the episode rejects); a 2 KB input schema whose `$ref`s multiply (2^30 argument paths: the walk
+stops at MAX_SURFACES and the episode rejects). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -180,7 +183,23 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     rows.append(("100 signals", ep))
     ep = _base(9, n_tools=400, description_words=200)
     rows.append(("400 tools (~1 MB manifest)", ep))
+    ep = _base(10)
+    ep["context"]["tools"][0]["description"] = "\ufdfa" * SIZE
+    rows.append(("1 M ligatures (U+FDFA) description", ep))
+    ep = _base(11)
+    ep["context"]["tools"][0]["input_schema"] = multiplying_schema(30)
+    rows.append(("multiplying $refs (2^30 paths)", ep))
     return rows
+
+
+def multiplying_schema(depth: int) -> dict[str, Any]:
+    """Each definition names the next under two properties: 2^depth argument paths."""
+    defs: dict[str, Any] = {
+        f"d{i}": {"type": "object", "description": f"level {i}",
+                  "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}, "b": {"$ref": f"#/$defs/d{i + 1}"}}}
+        for i in range(depth)}
+    defs[f"d{depth}"] = {"type": "string", "default": "leaf"}
+    return {"type": "object", "properties": {"root": {"$ref": "#/$defs/d0"}}, "$defs": defs}
 
 
 def floor(ep: dict[str, Any]) -> None:

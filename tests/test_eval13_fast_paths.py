@@ -5,6 +5,8 @@
   problem the full walk (`load._size_problem`) finds.
 - A batch that only writes verdicts as JSON (`RuleSet.evaluate(json_traces=...)`) records fewer
   classification traces, and writes the same JSON.
+- `in` with a string on its left and a list on its right (list's own `in`, in C) is the JSON
+  equality of the element-by-element loop, whatever the list holds.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 
 import litmus_rules
 from litmus_rules.io import load
+from litmus_rules.lang.evaluate._runtime import _member, _strict_eq
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -95,3 +98,14 @@ def test_json_traces_write_the_same_verdict_json(explain: str, with_traces: bool
             if explain == "fails":  # what that JSON leaves out was not recorded
                 assert len(lean.classification_traces) < len(whole.classification_traces)
     assert scored_with_cells > 0  # the examples do exercise cells that did not match
+
+
+_scalars = st.none() | st.booleans() | st.integers(-2, 2) | st.floats(allow_nan=True) | st.sampled_from(["", "a", "1", "True", "lc-1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["", "a", "1", "True", "lc-1", "b"]),
+       st.lists(_scalars | st.lists(_scalars, max_size=2) | st.dictionaries(st.sampled_from(["a", "1"]), _scalars, max_size=2),
+                max_size=6))
+def test_a_string_in_a_list_is_the_element_loops_answer(item: str, container: list[Any]) -> None:
+    assert _member(item, container, None) is any(_strict_eq(item, x) for x in container)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.surface_texts import Recent, surface_texts
@@ -20,6 +20,9 @@ from litmus_rules.lang.builtins import Builtin, Param, registrar, text_cost
 from litmus_rules.lang.builtins import need as _need
 from litmus_rules.lang.records import replace
 from litmus_rules.lang.values import UNKNOWN, EvalFailure, Found, type_name
+
+if TYPE_CHECKING:
+    from litmus_rules.domain.signals import StoppedWalks
 
 # The language's general built-ins, then the domain's (in this order: the order of `rules info`).
 REGISTRY: dict[str, Builtin] = dict(lang_builtins.REGISTRY)
@@ -91,7 +94,7 @@ def _leaks(token: Any, text: Any) -> Any:
     try:
         return _found(leaks(token, text))
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
-        raise EvalFailure(f"`leaks`: the text ({size_text(len(text))}): {exc}") from None
+        raise _limit("leaks", exc, "the token", f"the text ({size_text(len(text))})") from None
 
 
 # A word is common (its partial overlap does not count) above this Zipf frequency: partial.py.
@@ -121,7 +124,7 @@ def _collides(signal: Any, text: Any, min_len: Any = 6, common_zipf: Any = COMMO
     except RegexUnknown as exc:
         raise EvalFailure(str(exc)) from None
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
-        raise EvalFailure(f"`collides`: the text ({size_text(len(text))}): {exc}") from None
+        raise _limit("collides", exc, "the signal's value", f"the text ({size_text(len(text))})") from None
 
 
 SURFACES = t.list_of(t.obj({"text": t.STR, "origin": t.STR}, closed=False))
@@ -135,15 +138,22 @@ SURFACE_WITNESS = t.union(
 )
 
 
+def _limit(fn: str, exc: Exception, needle: str, text: str) -> EvalFailure:
+    """The failure of built-in `fn` whose search met a limit (decoding.LimitUnknown): it names
+    the side that met it, what was searched for (`needle`) or the text searched in."""
+    return EvalFailure(f"`{fn}`: {needle if getattr(exc, 'needle', False) else text}: {exc}")
+
+
 def _strongest_surface(fn: str, surfaces: Any, known: bool,
                        search: Callable[[tuple[str, ...], Callable[[], tuple[bool, ...]]], Any],
-                       recent: Recent | None, haystacks: BoundedCache[Any] | None) -> Any:
+                       recent: Recent | None, haystacks: BoundedCache[Any] | None, needle: str) -> Any:
     """The strongest witness `search` finds (witnesses.py: ranked, with each surface's `origin`
     and `injected`), decided as `any t in surfaces: <per-text built-in>(..., t.text)` would be
     (see surface_texts.SurfaceTexts): true at the first hit, unless an error comes first; else unknown if an
     element was unknown; else false. `known`: every other argument is known (else `search` is
     not run, as the per-text built-in is not called). Null surfaces are unknown, as the loop
-    over them is. The surfaces' `injected` flags are read only when there is a hit to rank."""
+    over them is. The surfaces' `injected` flags are read only when there is a hit to rank.
+    `needle`: what is searched for, as a message names it ("the token")."""
     from litmus_rules.domain.decoding import LimitUnknown, size_text
 
     if surfaces is UNKNOWN or surfaces is None:
@@ -180,7 +190,7 @@ def _strongest_surface(fn: str, surfaces: Any, known: bool,
         origin = surfaces[st.owners[index]].get("origin") if index is not None else None
         where = origin if isinstance(origin, str) else "the text of a surface"
         size = f" ({size_text(len(texts[index]))})" if index is not None else ""
-        raise EvalFailure(f"`{fn}`: {where}{size}: {exc}") from None
+        raise _limit(fn, exc, needle, where + size) from None
     if found:
         from litmus_rules.domain.witnesses import surface_fact
 
@@ -208,7 +218,7 @@ def _leak(token: Any, surfaces: Any, *, recent: Recent | None = None, haystacks:
         _need(token, str, "a string", "leak")
         return ranked_leaks(token, texts, injected)
 
-    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search, recent, haystacks)
+    return _strongest_surface("leak", surfaces, token is not UNKNOWN, search, recent, haystacks, "the token")
 
 
 @builtin(
@@ -237,7 +247,7 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = 
             raise EvalFailure(str(exc)) from None
 
     known = signal is not UNKNOWN and min_len is not UNKNOWN and common_zipf is not UNKNOWN
-    return _strongest_surface("collision", surfaces, known, search, recent, haystacks)
+    return _strongest_surface("collision", surfaces, known, search, recent, haystacks, "the signal's value")
 
 
 @builtin(
@@ -250,7 +260,7 @@ def _collision(signal: Any, surfaces: Any, min_len: Any = 6, common_zipf: Any = 
     "transform.",
     cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
 )
-def _fillable_call(signal: Any, tools: Any) -> Any:
+def _fillable_call(signal: Any, tools: Any, *, stopped: StoppedWalks | None = None) -> Any:
     from litmus_rules.domain.decoding import LimitUnknown
     from litmus_rules.domain.signals import fillable_call
     from litmus_rules.errors import EvaluationError
@@ -258,7 +268,7 @@ def _fillable_call(signal: Any, tools: Any) -> Any:
     _need(signal, dict, "a signal object", "fillable_call")
     _need(tools, list, "a list of tools", "fillable_call")
     try:
-        return _found(fillable_call(signal, tools))
+        return _found(fillable_call(signal, tools, stopped))
     except (LimitUnknown, EvaluationError) as exc:  # a value not decoded, a regex not settled: unknown
         raise EvalFailure(f"`fillable_call`: {exc}") from None
 
@@ -344,14 +354,14 @@ def _state_query_ok(query: Any) -> bool:
     "origin, argument, filled, transform, values.",
     cost=lambda args: 1 + sum(len(a) for a in args if isinstance(a, list)),
 )
-def _fillable_values(values: Any, tools: Any) -> Any:
+def _fillable_values(values: Any, tools: Any, *, stopped: StoppedWalks | None = None) -> Any:
     from litmus_rules.domain.decoding import LimitUnknown
     from litmus_rules.domain.signals import fillable_values
 
     _need(values, list, "a list of values", "fillable_values")
     _need(tools, list, "a list of tools", "fillable_values")
     try:
-        return _found(fillable_values(values, tools))
+        return _found(fillable_values(values, tools, stopped))
     except LimitUnknown as exc:  # a value could not be decoded: unknown, not false
         raise EvalFailure(f"`fillable_values`: {exc}") from None
 
@@ -420,7 +430,8 @@ def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
     try:
         witness = mentioned(name, text, anywhere)
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
-        raise EvalFailure(f"`mentions`: the text ({size_text(len(text))}): {exc}") from None
+        raise _limit("mentions", exc, "the token" if anywhere else "the name",
+                     f"the text ({size_text(len(text))})") from None
     if witness is None:
         return False
     searched = "as a canary, anywhere" if anywhere else "as a name, at identifier boundaries"
@@ -458,9 +469,12 @@ def _declared_unknown(unknowns: Any, pointer: Any) -> bool:
 
 # The built-ins that keep per-episode work in caches their RuleSet owns.
 _CACHED = ("leak", "collision")
+_WALKING = ("fillable_call", "fillable_values")
+STOPPED_TOOLS = 4  # entries of the cache of tool walks that stopped at a limit (signals._walked)
 
 
-def with_caches(table: Mapping[str, Builtin], recent: Recent, haystacks: BoundedCache[Any]) -> dict[str, Builtin]:
+def with_caches(table: Mapping[str, Builtin], recent: Recent, haystacks: BoundedCache[Any],
+                stopped: StoppedWalks | None = None) -> dict[str, Builtin]:
     """The table, with the built-ins that cache work bound to these caches (a RuleSet's)."""
     out = dict(table)
     for name in _CACHED:
@@ -469,4 +483,9 @@ def with_caches(table: Mapping[str, Builtin], recent: Recent, haystacks: Bounded
             continue
         cost = functools.partial(b.cost, recent=recent) if b.cost is not None else None
         out[name] = replace(b, impl=functools.partial(b.impl, recent=recent, haystacks=haystacks), cost=cost)
+    for name in _WALKING if stopped is not None else ():
+        b = out.get(name)
+        if b is None or b.impl not in (_fillable_call, _fillable_values):
+            continue
+        out[name] = replace(b, impl=functools.partial(b.impl, stopped=stopped))
     return out

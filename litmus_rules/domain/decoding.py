@@ -109,7 +109,11 @@ def json_unescape(text: str) -> str:
 
 class LimitUnknown(EvaluationError):
     """A derived form of a text could not be computed within a limit: a search that finds nothing
-    in the other forms is unknown, never false (the rules reject with an explained reason)."""
+    in the other forms is unknown, never false (the rules reject with an explained reason).
+    `needle`: the text was what is searched for (a token, a name, a signal's value), not the text
+    searched in; `index`, when set, is which of the texts searched in."""
+
+    needle = False
 
 
 def size_text(n: int) -> str:

@@ -25,8 +25,9 @@ def build_environment(schema: Mapping[str, Any] | None = None) -> Environment:
     built-in replaced in `builtins.REGISTRY` is the one the next ruleset uses)."""
     recent: surface_texts.Recent = BoundedCache(surface_texts.RECENT_SURFACE_LISTS)
     stopped: BoundedCache[tuple[Any, str]] = BoundedCache(facts.STOPPED_ENTRIES)
+    stopped_tools: BoundedCache[tuple[Any, Exception]] = BoundedCache(builtins.STOPPED_TOOLS)
     return Environment(
-        builtins.with_caches(builtins.REGISTRY, recent, joined._HaystackCache()),
+        builtins.with_caches(builtins.REGISTRY, recent, joined._HaystackCache(), stopped_tools),
         facts.FactSchema(schema),  # None: the newest format's schema (facts.FACT_SCHEMA_VERSION)
         facts.derived_facts(stopped),
     )

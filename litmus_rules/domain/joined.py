@@ -476,15 +476,29 @@ def _encoded_join(pieces: Sequence[str]) -> _Form | None:
 def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
     """`transform` of each piece: a large one on its own (its result is the one its own forms
     use, textmemo.memo_large), each run of small ones in one call on them joined by NUL (the
-    transforms keep NUL, module doc; a run whose NULs do not come back is done piece by piece)."""
+    transforms keep NUL, module doc; a run whose NULs do not come back, or that passes a limit
+    set for one text, is done piece by piece). A LimitUnknown names its piece (`index`)."""
     out: list[str] = []
     for start, end, large in _segments(pieces):
         if large:
-            out.append(transform(pieces[start]))
-        else:
+            out.append(_transformed(transform, pieces, start))
+            continue
+        try:
             parts = transform(SEP.join(pieces[start:end])).split(SEP)
-            out += parts if len(parts) == end - start else [transform(p) for p in pieces[start:end]]
+        except LimitUnknown:  # a limit of one text (transforms.NFKC_MAX_ADDED): each may be within it
+            parts = []
+        if len(parts) != end - start:
+            parts = [_transformed(transform, pieces, i) for i in range(start, end)]
+        out += parts
     return out
+
+
+def _transformed(transform: Callable[[str], str], pieces: Sequence[str], i: int) -> str:
+    try:
+        return transform(pieces[i])
+    except LimitUnknown as exc:
+        exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
+        raise
 
 
 def _segments(pieces: Sequence[str]) -> Iterator[tuple[int, int, bool]]:

@@ -46,7 +46,7 @@ from litmus_rules.domain.normalize import (
     distinct_forms,
     encoded_forms,
 )
-from litmus_rules.domain.transforms import full_normalise
+from litmus_rules.domain.transforms import blank
 from litmus_rules.lang.records import record
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API
@@ -186,7 +186,7 @@ def leaks(token: str, text: str) -> Witness | None:
     """
     _require_text(token, "leaks()")
     _require_text(text, "leaks()")
-    if not token.strip() or not full_normalise(token).strip():
+    if blank(token):
         return None
     return _leak_in(token, text)
 
@@ -397,7 +397,7 @@ def first_leak(token: str, texts: Sequence[str]) -> tuple[int, Witness] | None:
     """
     texts = _require_texts(texts, "leaks()")
     _require_text(token, "leaks()")
-    if not texts or not token.strip() or not full_normalise(token).strip():
+    if not texts or blank(token):
         return None
     return first_match(texts, lambda: _leak_probe(token), lambda text: _leak_in(token, text), ("leak", token))
 

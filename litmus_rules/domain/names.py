@@ -46,7 +46,7 @@ from litmus_rules.domain.formcache import answer, text_forms
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.matching import MATCHED_MAX, Witness, leaks
 from litmus_rules.domain.normalize import KEYS, Form, Undecodable, distinct_forms, encoded_forms
-from litmus_rules.domain.transforms import full_normalise
+from litmus_rules.domain.transforms import blank
 
 __all__ = ["mentions", "mentioned", "is_identifier_char"]
 
@@ -69,7 +69,7 @@ def mentions(name: str, text: str) -> Witness | None:
     Raises LimitUnknown when it is not found and a form of the text could not be derived."""
     _require_text(name, "mentions()")
     _require_text(text, "mentions()")
-    if not name.strip() or not full_normalise(name).strip():
+    if blank(name):
         return None
     return answer(("mention", name), text, text_forms(text), lambda derived: _find(name, derived))
 

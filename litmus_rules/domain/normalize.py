@@ -28,6 +28,7 @@ decode (`decoding.candidate_runs`): prose and identifiers skip the 10-30x slower
 from __future__ import annotations
 
 import base64
+import functools
 from typing import Any
 from collections.abc import Callable, Iterator
 
@@ -66,18 +67,35 @@ from litmus_rules.lang.records import record
 
 # --- derived forms ------------------------------------------------------------------------------
 
+def _needle(fn: Callable[[str], str]) -> Callable[[str], str]:
+    """`fn` for a text searched for: a LimitUnknown it raises says so (`needle`), so that a
+    message names the token rather than the text searched in."""
+
+    @functools.wraps(fn)
+    def key(token: str) -> str:
+        try:
+            return fn(token)
+        except LimitUnknown as exc:
+            exc.needle = True
+            raise
+
+    return key
+
+
 # key name -> the function applied to a token/signal value to compare it with a form of that key
 KEYS: dict[str, Callable[[str], str]] = {
     "raw": lambda s: s,
-    "format": strip_format_chars,
-    "tags": decode_tag_chars,
-    "nfkc": nfkc,
-    "casefold": casefold,
-    "normalised": full_normalise,
-    "skeleton": skeleton_key,
-    "skeleton-casefold": skeleton_casefold,
-    "path": path_key,
-    "path-casefold": path_casefold_key,
+    **{name: _needle(fn) for name, fn in (
+        ("format", strip_format_chars),
+        ("tags", decode_tag_chars),
+        ("nfkc", nfkc),
+        ("casefold", casefold),
+        ("normalised", full_normalise),
+        ("skeleton", skeleton_key),
+        ("skeleton-casefold", skeleton_casefold),
+        ("path", path_key),
+        ("path-casefold", path_casefold_key),
+    )},
 }
 # keys whose forms are case-folded: a case-sensitive signal must not be searched in them
 CASEFOLDED_KEYS = frozenset({"casefold", "normalised", "skeleton-casefold", "path-casefold"})

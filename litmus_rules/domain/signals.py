@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from litmus_rules.cache import BoundedCache
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.decoding import percent_decode
 from litmus_rules.domain.transforms import full_normalise, path_casefold_key, path_key
@@ -190,20 +191,44 @@ def _dig(schema_text: str, keys: Sequence[str]) -> tuple[bool, Any]:
 _INPUT_SCHEMAS = ("input_schema", "inputSchema", "parameters", "function.parameters")
 
 
+# Tools whose walk stopped at a limit, with the WalkLimit (a RuleSet's cache, keyed by the tool's
+# id, builtins.STOPPED_TOOLS entries): a rule asks for a tool's fillable values once per signal
+# and again for its reject's trace, and a hostile schema (`$ref`s that multiply) takes as long to
+# reach the limit every time.
+StoppedWalks = BoundedCache[tuple[Any, Exception]]
+
+
+def _walked(tool: Mapping[str, Any], index: int, stopped: StoppedWalks | None) -> Sequence[Any]:
+    """`tool_surfaces(tool, index)`; a WalkLimit it raised is remembered in `stopped` and raised
+    again, without a second walk, for the same tool object at the same index."""
+    if stopped is None:
+        return tool_surfaces(tool, index)
+    held = stopped.get((id(tool), index))
+    if held is not None and held[0] is tool:
+        raise held[1]
+    from litmus_rules.domain.walk import WalkLimit
+
+    try:
+        return tool_surfaces(tool, index)
+    except WalkLimit as exc:
+        stopped.put((id(tool), index), (tool, exc))
+        raise
+
+
 def _root_fill(origin: str, index: int) -> bool:
     prefix = f"context.tools[{index}]."
     return any(origin in (f"{prefix}{schema}.default", f"{prefix}{schema}.const") for schema in _INPUT_SCHEMAS)
 
 
-def tool_call_collisions(signal: Mapping[str, Any] | Signal,
-                         tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def tool_call_collisions(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[str, Any]],
+                         stopped: StoppedWalks | None = None) -> list[dict[str, Any]]:
     """Argument values of a tool_call signal that the harness fills in by itself.
 
     A value collides when it equals (raw, normalised, or as a canonical path) the `default`,
     `const` or one-value `enum` of the same argument in the named tool's input schema (nested
     arguments as dotted names; an object default is looked into). Values that only appear in
     descriptions, examples or injected text do not collide. Returns one dict per collision:
-    {argument, value (the schema's, as text), origin, kind, transform}.
+    {argument, value (the schema's, as text), origin, kind, transform}. `stopped`: see `_walked`.
     """
     sig = Signal.from_fact(signal)
     if sig.kind != "tool_call" or not sig.arguments or not isinstance(tools, Sequence):
@@ -215,7 +240,7 @@ def tool_call_collisions(signal: Mapping[str, Any] | Signal,
             continue
         if sig.tool is not None and tool.get("name") != sig.tool:
             continue
-        surfaces = [s for s in tool_surfaces(tool, index)
+        surfaces = [s for s in _walked(tool, index, stopped)
                     if s.kind in _FILLABLE and (s.argument or _root_fill(s.origin, index))]
         enum_sizes = collections.Counter(
             (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
@@ -245,7 +270,8 @@ def tool_call_collisions(signal: Mapping[str, Any] | Signal,
     return out
 
 
-def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[str, Any]],
+                  stopped: StoppedWalks | None = None) -> dict[str, Any] | None:
     """A call the harness can make satisfy the signal by itself, or None.
 
     That is the case when *every* argument value the signal names is filled in by the tool's schema
@@ -256,7 +282,7 @@ def fillable_call(signal: Mapping[str, Any] | Signal, tools: Sequence[Mapping[st
     `arguments` (every argument that collided).
     """
     sig = Signal.from_fact(signal)
-    found = tool_call_collisions(sig, tools)
+    found = tool_call_collisions(sig, tools, stopped)
     if not found or not sig.arguments:
         return None
     hit = {f["argument"] for f in found}
@@ -282,14 +308,14 @@ def same_argument_value(expected: Any, actual: Any) -> bool:
 # --- state signals (episode/1.1) -----------------------------------------------------------------
 
 
-def _fillable_surfaces(tools: Sequence[Any]) -> list[Any]:
+def _fillable_surfaces(tools: Sequence[Any], stopped: StoppedWalks | None = None) -> list[Any]:
     """Every value a tool's schema fills in by itself: the default, const or one-value enum of an
     argument (or the input schema's own default/const), over every tool of the manifest."""
     out = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             continue
-        surfaces = [s for s in tool_surfaces(tool, index)
+        surfaces = [s for s in _walked(tool, index, stopped)
                     if s.kind in _FILLABLE and (s.argument or _root_fill(s.origin, index))]
         enum_sizes = collections.Counter(
             (s.origin.rpartition("[")[0], s.argument) for s in surfaces if s.kind == "schema_enum"
@@ -299,7 +325,8 @@ def _fillable_surfaces(tools: Sequence[Any]) -> list[Any]:
     return out
 
 
-def fillable_values(values: Sequence[Any], tools: Sequence[Any]) -> dict[str, Any] | None:
+def fillable_values(values: Sequence[Any], tools: Sequence[Any],
+                    stopped: StoppedWalks | None = None) -> dict[str, Any] | None:
     """A state signal's `values` that the harness fills in by itself, or None.
 
     DESIGN Reading 3 applied to the state channel: a constant the check compares against collides
@@ -313,7 +340,7 @@ def fillable_values(values: Sequence[Any], tools: Sequence[Any]) -> dict[str, An
     wanted = [v for v in values if v is not None]
     if not wanted:
         return None
-    surfaces = _fillable_surfaces(tools)
+    surfaces = _fillable_surfaces(tools, stopped)
     hits: list[dict[str, Any]] = []
     for value in wanted:
         hit = None

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus_rules import usercache
-from litmus_rules.domain.decoding import canonical_path
+from litmus_rules.domain.decoding import LimitUnknown, canonical_path, size_text
 from litmus_rules.domain.formatchars import (
     _FORMAT_PATTERN,
     _MAYBE_FORMAT_PATTERN,
@@ -129,10 +129,56 @@ def decode_tag_chars(text: str) -> str:
 
 @memo_large
 def nfkc(text: str) -> str:
-    """Unicode NFKC (fullwidth, ligatures, mathematical alphanumerics -> plain). Idempotent."""
+    """Unicode NFKC (fullwidth, ligatures, mathematical alphanumerics -> plain). Idempotent.
+    Raises LimitUnknown for a text that it would make too long (`NFKC_MAX_ADDED`)."""
     if text.isascii():
         return text
+    if len(text) * (_MAX_GROWTH - 1) > NFKC_MAX_ADDED:  # (a shorter text cannot pass the limit)
+        _check_growth(text)
     return unicodedata.normalize("NFKC", text)
+
+
+# NFKC makes a text up to 18 times longer (U+FDFA, an Arabic ligature, becomes 18 characters), and
+# every form derived from the NFKC text is as long: 1 M such ligatures made 18 M characters of each
+# form, seconds of CPU and half a GB. The characters that NFKC turns into four or more (`_growers`:
+# 142 in Unicode 14; every other one gives three at most) may add at most as many characters as the
+# text has, or NFKC_MAX_ADDED if that is more; past it the NFKC form is unknown (LimitUnknown), and
+# so is a search that needs it. No text of a real benchmark comes near: a few such ligatures in a
+# sentence add a few dozen characters.
+NFKC_MAX_ADDED = 1 << 16
+_MAX_GROWTH = 18  # the most characters NFKC makes of one (U+FDFA; test_transforms_growth14 checks)
+_GROWERS_BELOW = 0x30000  # every character that NFKC makes four or more of lies below (same test)
+
+
+@functools.cache
+def _growers() -> tuple[dict[str, int], Any]:
+    """{character: how many characters NFKD adds to it} for those it makes four or more of (NFKC
+    makes no more of a character than NFKD does), and an RE2 class that finds any of them.
+    Built on the first large non-ASCII text (~30 ms): from the running Unicode database."""
+    import re2
+
+    normalize = unicodedata.normalize
+    added = {}
+    for cp in range(_GROWERS_BELOW):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        n = len(normalize("NFKD", chr(cp)))
+        if n >= 4:
+            added[chr(cp)] = n - 1
+    pattern = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in added) + "]"
+    return added, re2.compile(pattern, re2_options())
+
+
+def _check_growth(text: str) -> None:
+    growers, pattern = _growers()
+    if not _re2_search(pattern, text):  # (the common case: one scan of the UTF-8, ~1 ms a MB)
+        return
+    added = sum(text.count(c) * growers[c] for c in growers.keys() & set(text))
+    if added > max(len(text), NFKC_MAX_ADDED):
+        raise LimitUnknown(
+            f"NFKC would add {size_text(added)} to a text of {size_text(len(text))} (ligatures such as "
+            f"U+FDFA become up to {_MAX_GROWTH} characters; limit transforms.NFKC_MAX_ADDED: as many "
+            f"characters as the text has, at least {NFKC_MAX_ADDED})")
 
 
 @memo_large
@@ -203,6 +249,19 @@ def _full_from_clean(cleaned: str) -> str:
 def full_normalise(text: str) -> str:
     """format characters removed > unicode tags decoded > NFKC > casefold (> NFKC). Idempotent."""
     return _full_from_clean(clean(text))
+
+
+def blank(token: str) -> bool:
+    """Whether a token searched for (a canary, a name) is empty or only whitespace or invisible
+    characters, normalised: it would be found in almost any text, so it is found in none. Raises
+    LimitUnknown (`needle`) when the token cannot be normalised."""
+    if not token.strip():
+        return True
+    try:
+        return not full_normalise(token).strip()
+    except LimitUnknown as exc:
+        exc.needle = True
+        raise
 
 
 # --- confusable skeleton ------------------------------------------------------------------------

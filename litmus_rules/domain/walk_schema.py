@@ -52,7 +52,7 @@ def pointer_tokens(ref: str) -> tuple[str, ...] | None:
 class SchemaCtx:
     """One tool's schema: its root (for `$ref`), and which refs were expanded where."""
 
-    __slots__ = ("root", "root_origin", "tool", "visited", "reached", "stack")
+    __slots__ = ("root", "root_origin", "tool", "visited", "reached", "stack", "targets")
 
     def __init__(self, root: Mapping[str, Any], root_origin: str, tool: str | None) -> None:
         self.root = root
@@ -61,6 +61,7 @@ class SchemaCtx:
         self.visited: set[tuple[str, str | None, bool]] = set()
         self.reached: set[str] = set()  # targets listed at least once
         self.stack: set[str] = {root_origin}  # targets being expanded on the current path
+        self.targets: dict[str, tuple[Any, str] | None] = {}  # ref -> (node, origin), None: unresolved
 
 
 class SchemaWalk:
@@ -216,20 +217,12 @@ class SchemaWalk:
 
     def ref(self, ref: str, ctx: SchemaCtx, depth: int, arg: str | None, on_args: bool, inj: bool) -> bool:
         """Follow a local `$ref`; False when it does not resolve (remote, anchor or dangling)."""
-        tokens = pointer_tokens(ref)
-        if tokens is None:
+        target = ctx.targets.get(ref, _UNRESOLVED)
+        if target is _UNRESOLVED:  # resolved once per schema: a shared definition is referred to often
+            target = ctx.targets[ref] = _target(ctx, ref)
+        if target is None:
             return False
-        node: Any = ctx.root
-        origin = ctx.root_origin
-        for token in tokens:
-            if (node.__class__ is dict or isinstance(node, Mapping)) and token in node:
-                node = node[token]
-                origin = key_origin(origin, token)
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-                origin = f"{origin}[{int(token)}]"
-            else:
-                return False  # dangling
+        node, origin = target
         # A target already being expanded on the current path is a cycle (a recursive "tree"
         # schema): its text is listed where it was first reached. Otherwise each target is
         # walked once per argument context, so a definition shared by several arguments is
@@ -245,6 +238,28 @@ class SchemaWalk:
         finally:
             ctx.stack.discard(origin)
         return True
+
+
+_UNRESOLVED: Any = object()
+
+
+def _target(ctx: SchemaCtx, ref: str) -> tuple[Any, str] | None:
+    """(node, origin) that a local `$ref` points at; None when it does not resolve."""
+    tokens = pointer_tokens(ref)
+    if tokens is None:
+        return None
+    node: Any = ctx.root
+    origin = ctx.root_origin
+    for token in tokens:
+        if (node.__class__ is dict or isinstance(node, Mapping)) and token in node:
+            node = node[token]
+            origin = key_origin(origin, token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+            origin = f"{origin}[{int(token)}]"
+        else:
+            return None  # dangling
+    return node, origin
 
 
 assert all(is_ident(key) for key in SCHEMA_KEYS)  # `schema` writes their origins `.key` directly

@@ -36,7 +36,7 @@ from litmus_rules.domain.matching import (
     _require_text,
     _require_texts,
 )
-from litmus_rules.domain.transforms import full_normalise
+from litmus_rules.domain.transforms import blank
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF
 from litmus_rules.domain.regexes import RegexUnknown, budget_scope
 from litmus_rules.domain.signals import _text_signal
@@ -169,7 +169,7 @@ def ranked_leaks(token: str, texts: Sequence[str], injected: Flags = ()) -> Rank
     Raised (LimitUnknown) as `first_leak` raises."""
     texts = _require_texts(texts, "leaks()")
     _require_text(token, "leaks()")
-    if not texts or not token.strip() or not full_normalise(token).strip():
+    if not texts or blank(token):
         return []
     return _collect(texts, lambda: _leak_probe(token), lambda text: _leak_in(token, text), ("leak", token),
                     injected, (LimitUnknown,))

@@ -72,6 +72,10 @@ def _member(item: Any, container: Any, node: ast.Expr) -> Any:
             raise EvalFailure(f"`in` on a string needs a string on its left, got {type_name(item)}", node)
         return item in container
     if isinstance(container, list):
+        if item.__class__ is str:
+            # a string equals only an equal string, so `_strict_eq` is `==`: list's own `in`, in C
+            # (`token in null_canaries`, asked once per token, is quadratic in a Python loop)
+            return item in container
         return any(_strict_eq(item, x) for x in container)
     if isinstance(container, dict):
         return item in container if isinstance(item, str) else False

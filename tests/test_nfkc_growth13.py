@@ -1,0 +1,170 @@
+"""NFKC's growth is bounded (transforms.NFKC_MAX_ADDED): a text that NFKC would make many times
+longer (U+FDFA is 18 characters under it) has an unknown NFKC form, and the rules reject with a
+message that names the text, or the token, and the limit; within the limit NFKC is exact.
+
+Before the limit, 1 M U+FDFA in a tool description took 7 s and 550 MB: each of the text's forms
+was 18 M characters.
+"""
+
+from __future__ import annotations
+
+import copy
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import litmus_rules
+from litmus_rules.domain import joined, textmemo, transforms, witnesses
+from litmus_rules.domain.decoding import LimitUnknown
+from litmus_rules.domain.matching import leaks
+
+LIGATURE = "\ufdfa"  # ARABIC LIGATURE SALLALLAHOU ALAYHE WASALLAM: 18 characters under NFKC
+ADDED = 17  # what NFKC adds to each
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memo():
+    textmemo.clear_memo()
+    yield
+    textmemo.clear_memo()
+
+
+def test_the_growth_table_is_the_unicode_databases():
+    """Every character NFKD makes four or more of is in `_growers`, with what it adds, and lies
+    below `_GROWERS_BELOW`; no character gives more than `_MAX_GROWTH` (read over every code point
+    of the running Unicode database)."""
+    table, _ = transforms._growers()
+    found, most = {}, 0
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        n = len(unicodedata.normalize("NFKD", chr(cp)))
+        most = max(most, n)
+        if n >= 4:
+            found[chr(cp)] = n - 1
+            assert cp < transforms._GROWERS_BELOW, hex(cp)
+    assert table == found
+    assert most == transforms._MAX_GROWTH
+    assert len(unicodedata.normalize("NFKC", LIGATURE)) == ADDED + 1
+
+
+def test_the_limit_is_exact_at_its_bound():
+    k = transforms.NFKC_MAX_ADDED // ADDED  # adds just under NFKC_MAX_ADDED
+    within = LIGATURE * k
+    assert transforms.nfkc(within) == unicodedata.normalize("NFKC", within)
+    with pytest.raises(LimitUnknown, match=r"NFKC would add .*transforms\.NFKC_MAX_ADDED"):
+        transforms.nfkc(LIGATURE * (k + 1))
+    # a long text may add as many characters as it has
+    long = "x" * (ADDED * 10_000) + LIGATURE * 10_000
+    assert transforms.nfkc(long) == unicodedata.normalize("NFKC", long)
+    with pytest.raises(LimitUnknown):
+        transforms.nfkc(long + LIGATURE * 1_000)
+
+
+def test_growers_that_add_less_count_what_they_add():
+    """U+3300 (SQUARE APAATO) is five characters under NFKD (four under NFKC, which never makes
+    more than NFKD): 4 added, not 17."""
+    square = "\u3300"
+    assert len(unicodedata.normalize("NFKD", square)) == 5
+    n = transforms.NFKC_MAX_ADDED // 4
+    assert transforms.nfkc(square * n) == unicodedata.normalize("NFKC", square * n)
+    with pytest.raises(LimitUnknown):
+        transforms.nfkc(square * (n + 1))
+
+
+_PIECES = st.sampled_from(["a", "é", "e\u0301", "\u3300", "\ufb01", LIGATURE, "\ufdfb", "\uac00", " ", "Ａ"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_PIECES, min_size=1, max_size=40), st.integers(1, 4000))
+def test_within_the_limit_nfkc_is_unicodes(pieces, repeat):
+    text = "".join(pieces) * repeat
+    expected = unicodedata.normalize("NFKC", text)
+    try:
+        got = transforms.nfkc(text)
+    except LimitUnknown:
+        # refused only past the bound: what the large growers add is more than allowed
+        table, _ = transforms._growers()
+        added = sum(table.get(c, 0) for c in text)
+        assert added > max(len(text), transforms.NFKC_MAX_ADDED)
+        return
+    assert got == expected
+
+
+def test_a_joined_run_past_the_limit_is_done_text_by_text():
+    """Small texts each within the limit, whose join is not: the haystack's forms are those of
+    each text, as a search of one text at a time finds them (nothing raised, the same hits)."""
+    each = LIGATURE * 3000  # adds 51 K: within the limit
+    texts = tuple(f"{each} note {i}" for i in range(40))
+    pieces = joined._each(transforms.nfkc, texts)
+    assert pieces == [unicodedata.normalize("NFKC", t) for t in texts]
+    canary = "lc-7f3a9e21c4b8"
+    texts = texts[:25] + (each + " " + canary.upper(),) + texts[25:]
+    hit = witnesses.ranked_leaks(canary, texts)
+    assert hit and hit[0][0] == 25
+    assert [i for i, t in enumerate(texts) if leaks(canary, t) is not None] == [25]
+
+
+def test_a_text_past_the_limit_in_a_join_is_named_by_its_index():
+    texts = ("plain words", LIGATURE * 100_000, "more words")
+    with pytest.raises(LimitUnknown) as caught:
+        joined._each(transforms.nfkc, texts)
+    assert caught.value.index == 1
+    assert not caught.value.needle
+
+
+# --- the rules: fail closed, with the text (or token) named -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return litmus_rules.load_rules()
+
+
+@pytest.fixture(scope="module")
+def example():
+    from litmus_rules.io.load import iter_episodes
+
+    loaded = next(iter(iter_episodes(["examples/clean-structured.yaml"])))
+    assert loaded.data is not None
+    return loaded.data
+
+
+def _messages(verdict):
+    return {r.rule: r.message for r in verdict.reasons}
+
+
+def test_a_tool_description_past_the_limit_rejects_naming_it(rules, example):
+    episode = copy.deepcopy(example)
+    assert rules.evaluate(episode).verdict == "SCORED"
+    episode["context"]["tools"][0]["description"] = LIGATURE * 200_000
+    # not injected, no rule searches it (canaries are looked for in injected surfaces only)
+    assert rules.evaluate(episode).verdict == "SCORED"
+    episode["context"]["tools"][0]["injected"] = True
+    verdict = rules.evaluate(episode)
+    assert verdict.verdict == "REJECTED"
+    messages = _messages(verdict)
+    assert messages, verdict
+    for message in messages.values():
+        assert "context.tools[0].description (200 K characters)" in message
+        assert "transforms.NFKC_MAX_ADDED" in message
+
+
+def test_a_null_transcript_past_the_limit_rejects_naming_it(rules, example):
+    episode = copy.deepcopy(example)
+    episode["controls"]["null"]["transcript"] = "I cannot help. " + LIGATURE * 200_000
+    verdict = rules.evaluate(episode)
+    assert verdict.verdict == "REJECTED"
+    message = _messages(verdict)["null_control_clean"]
+    assert "the text (" in message and "NFKC would add 3.4 M characters" in message
+
+
+def test_a_canary_past_the_limit_is_named_as_the_token(rules, example):
+    episode = copy.deepcopy(example)
+    episode["canaries"].append({"value": LIGATURE * 200_000})
+    verdict = rules.evaluate(episode)
+    assert verdict.verdict == "REJECTED"
+    messages = _messages(verdict)
+    assert any("`leak`: the token: NFKC would add" in m for m in messages.values()), messages
