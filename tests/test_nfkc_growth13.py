@@ -32,15 +32,17 @@ def _fresh_memo():
 
 
 def test_the_growth_table_is_the_unicode_databases():
-    """Every character NFKD makes four or more of is in `_growers`, with what it adds, and lies
-    below `_GROWERS_BELOW`; no character gives more than `_MAX_GROWTH` (read over every code point
-    of the running Unicode database)."""
+    """Every character NFKC makes four or more of is in `_growers`, with what it adds, and lies
+    below `_GROWERS_BELOW`; no character gives more than `_MAX_GROWTH`, and none more than four
+    under canonical decomposition, whatever follows it (read over every code point of the running
+    Unicode database)."""
     table, _ = transforms._growers()
     found, most = {}, 0
     for cp in range(0x110000):
         if 0xD800 <= cp < 0xE000:
             continue
-        n = len(unicodedata.normalize("NFKD", chr(cp)))
+        n = len(unicodedata.normalize("NFKC", chr(cp)))
+        assert len(unicodedata.normalize("NFD", chr(cp))) <= 4
         most = max(most, n)
         if n >= 4:
             found[chr(cp)] = n - 1
@@ -64,17 +66,23 @@ def test_the_limit_is_exact_at_its_bound():
 
 
 def test_growers_that_add_less_count_what_they_add():
-    """U+3300 (SQUARE APAATO) is five characters under NFKD (four under NFKC, which never makes
-    more than NFKD): 4 added, not 17."""
+    """U+3300 (SQUARE APAATO) is four characters under NFKC: 3 added, not 17."""
     square = "\u3300"
-    assert len(unicodedata.normalize("NFKD", square)) == 5
-    n = transforms.NFKC_MAX_ADDED // 4
+    assert len(unicodedata.normalize("NFKC", square)) == 4
+    n = transforms.NFKC_MAX_ADDED // 3
     assert transforms.nfkc(square * n) == unicodedata.normalize("NFKC", square * n)
     with pytest.raises(LimitUnknown):
         transforms.nfkc(square * (n + 1))
 
 
-_PIECES = st.sampled_from(["a", "é", "e\u0301", "\u3300", "\ufb01", LIGATURE, "\ufdfb", "\uac00", " ", "Ａ"])
+_PIECES = st.sampled_from(["a", "é", "e\u0301", "\u3300", "\ufb01", LIGATURE, "\ufdfb", "\uac00", " ", "Ａ",
+                           "\u1f82", "\u0345", "\u0390"])
+
+
+def test_precomposed_letters_are_not_growers():
+    """U+1F82 is four characters under NFD but one under NFKC: polytonic Greek is not refused."""
+    text = "\u1f82" * 200_000
+    assert transforms.nfkc(text) == text
 
 
 @settings(max_examples=60, deadline=None)

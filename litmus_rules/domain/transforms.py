@@ -140,11 +140,12 @@ def nfkc(text: str) -> str:
 
 # NFKC makes a text up to 18 times longer (U+FDFA, an Arabic ligature, becomes 18 characters), and
 # every form derived from the NFKC text is as long: 1 M such ligatures made 18 M characters of each
-# form, seconds of CPU and half a GB. The characters that NFKC turns into four or more (`_growers`:
-# 142 in Unicode 14; every other one gives three at most) may add at most as many characters as the
-# text has, or NFKC_MAX_ADDED if that is more; past it the NFKC form is unknown (LimitUnknown), and
-# so is a search that needs it. No text of a real benchmark comes near: a few such ligatures in a
-# sentence add a few dozen characters.
+# form, seconds of CPU and half a GB. The characters that NFKC alone turns into four or more
+# (`_growers`: 72 in Unicode 14, ligatures and squared words; every other one gives three at most,
+# and no character takes more than four under canonical decomposition, whatever follows it) may
+# add at most as many characters as the text has, or NFKC_MAX_ADDED if that is more; past it the
+# NFKC form is unknown (LimitUnknown), and so is a search that needs it. No text of a real
+# benchmark comes near: a few such ligatures in a sentence add a few dozen characters.
 NFKC_MAX_ADDED = 1 << 16
 _MAX_GROWTH = 18  # the most characters NFKC makes of one (U+FDFA; test_transforms_growth14 checks)
 _GROWERS_BELOW = 0x30000  # every character that NFKC makes four or more of lies below (same test)
@@ -152,9 +153,9 @@ _GROWERS_BELOW = 0x30000  # every character that NFKC makes four or more of lies
 
 @functools.cache
 def _growers() -> tuple[dict[str, int], Any]:
-    """{character: how many characters NFKD adds to it} for those it makes four or more of (NFKC
-    makes no more of a character than NFKD does), and an RE2 class that finds any of them.
-    Built on the first large non-ASCII text (~30 ms): from the running Unicode database."""
+    """{character: how many characters NFKC adds to it} for those it makes four or more of, and an
+    RE2 class that finds any of them. Built on the first large non-ASCII text (~40 ms): from the
+    running Unicode database."""
     import re2
 
     normalize = unicodedata.normalize
@@ -162,7 +163,7 @@ def _growers() -> tuple[dict[str, int], Any]:
     for cp in range(_GROWERS_BELOW):
         if 0xD800 <= cp < 0xE000:
             continue
-        n = len(normalize("NFKD", chr(cp)))
+        n = len(normalize("NFKC", chr(cp)))
         if n >= 4:
             added[chr(cp)] = n - 1
     pattern = "[" + "".join(f"\\x{{{ord(c):X}}}" for c in added) + "]"
