@@ -147,7 +147,7 @@ def nfkc(text: str) -> str:
 # NFKC form is unknown (LimitUnknown), and so is a search that needs it. No text of a real
 # benchmark comes near: a few such ligatures in a sentence add a few dozen characters.
 NFKC_MAX_ADDED = 1 << 16
-_MAX_GROWTH = 18  # the most characters NFKC makes of one (U+FDFA; test_transforms_growth14 checks)
+_MAX_GROWTH = 18  # the most characters NFKC makes of one (U+FDFA; tests/test_nfkc_growth13.py checks)
 _GROWERS_BELOW = 0x30000  # every character that NFKC makes four or more of lies below (same test)
 
 
