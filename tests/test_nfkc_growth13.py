@@ -115,6 +115,37 @@ def test_a_joined_run_past_the_limit_is_done_text_by_text():
     assert [i for i, t in enumerate(texts) if leaks(canary, t) is not None] == [25]
 
 
+def _one_by_one(token, texts):
+    """What the joined search stands for: each text in order, the first hit, or the first error."""
+    for i, text in enumerate(texts):
+        try:
+            if leaks(token, text) is not None:
+                return i
+        except LimitUnknown:
+            return "unknown", i
+    return None
+
+
+@pytest.mark.parametrize("hostile_at", [0, 7, 30])
+def test_a_text_past_the_limit_among_many_is_tested_where_it_stands(hostile_at):
+    """In a join, the text whose forms meet the limit is left out of them and tested on its own,
+    in order: a hit before it stands (the witness), the limit before any hit makes the search
+    unknown, naming that text, as a search of one text at a time has it."""
+    canary = "lc-5d0c6e2b9a17"
+    texts = [f"plain words {i}, then ï and é" for i in range(40)]
+    texts[20] = f"the note says {canary} here"
+    texts[hostile_at] = LIGATURE * 100_000
+    texts = tuple(texts)
+    expected = _one_by_one(canary, texts)
+    try:
+        got = witnesses.ranked_leaks(canary, texts)
+    except LimitUnknown as exc:
+        assert expected == ("unknown", exc.index) == ("unknown", hostile_at)
+    else:
+        assert expected == got[0][0] == 20
+        assert hostile_at > 20
+
+
 def test_a_text_past_the_limit_in_a_join_is_named_by_its_index():
     texts = ("plain words", LIGATURE * 100_000, "more words")
     with pytest.raises(LimitUnknown) as caught:

@@ -28,6 +28,11 @@ NUL is kept, produced by nothing, and composes with nothing. So:
    the one exact on the 256-character pages the join holds: `PagedPattern`);
 4. the exact test decides, in text order, on each candidate and each text that is not plain.
 
+A text one of whose transforms meets a limit (transforms.NFKC_MAX_ADDED) is not plain either: it
+is left out of that form and tested on its own, where it stands in the order, so that a hit in
+an earlier text stands and the limit is met (and raised, naming the text) only where a search of
+one text at a time would meet it.
+
 The answer is therefore the same as testing every text in order, provided that each probe is a
 superset: whenever the exact test succeeds on a plain text, the probe matches at a position of
 that text's segment (its start to its end, inclusive) in one of the joined forms. False
@@ -211,7 +216,8 @@ class _Form:
 class Haystack:
     """Texts joined by NUL, in every form, with the indices of the texts that are not plain."""
 
-    __slots__ = ("_forms", "_page_sets", "_pieces", "_texts", "ascii", "exact", "results", "size", "texts")
+    __slots__ = ("_forms", "_page_sets", "_pieces", "_texts", "_unknown", "ascii", "exact", "results", "size",
+                 "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
@@ -219,6 +225,10 @@ class Haystack:
         self._forms: dict[str, _Form | None] = {}
         self._texts: dict[str, list[str]] = {}
         self._page_sets: dict[str, tuple[int, ...]] = {}
+        # texts a transform could not derive a form of (a limit: LimitUnknown), left out of that
+        # form and tested on their own, where the exact test meets the limit in text order
+        self._unknown: set[int] = set()
+        self.exact: list[int] = []
         exact: set[int] = set()
         pieces: Sequence[str] = texts
         joined = SEP + SEP.join(texts)
@@ -286,7 +296,7 @@ class Haystack:
                         continue
                 if checked("runs", derive(texts[i])):
                     exact.add(i)
-        self.exact = sorted(exact)
+        self.exact = sorted(exact | self._unknown)
 
     def _segments_with(self, name: str, char: bytes) -> list[int]:
         form = self.form(name)
@@ -357,7 +367,10 @@ class Haystack:
         got = self._texts.get(name)
         if got is None:
             source, transform = _TRANSFORMS[name]
-            got = self._texts[name] = _each(transform, self._text(source))
+            before = len(self._unknown)
+            got = self._texts[name] = _each(transform, self._text(source), self._unknown)
+            if len(self._unknown) > before:
+                self.exact = sorted(set(self.exact) | self._unknown)
         return got
 
     def _paged(self, name: str, paged: PagedPattern) -> Any:
@@ -473,30 +486,35 @@ def _encoded_join(pieces: Sequence[str]) -> _Form | None:
     return _Form(b"\0".join(chunks), starts)
 
 
-def _each(transform: Callable[[str], str], pieces: Sequence[str]) -> list[str]:
+def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[int] | None = None) -> list[str]:
     """`transform` of each piece: a large one on its own (its result is the one its own forms
     use, textmemo.memo_large), each run of small ones in one call on them joined by NUL (the
     transforms keep NUL, module doc; a run whose NULs do not come back, or that passes a limit
-    set for one text, is done piece by piece). A LimitUnknown names its piece (`index`)."""
+    set for one text, is done piece by piece). A piece whose transform meets a limit is "" and
+    its index goes into `unknown`; without `unknown`, its LimitUnknown is raised, naming it
+    (`index`)."""
     out: list[str] = []
     for start, end, large in _segments(pieces):
         if large:
-            out.append(_transformed(transform, pieces, start))
+            out.append(_transformed(transform, pieces, start, unknown))
             continue
         try:
             parts = transform(SEP.join(pieces[start:end])).split(SEP)
         except LimitUnknown:  # a limit of one text (transforms.NFKC_MAX_ADDED): each may be within it
             parts = []
         if len(parts) != end - start:
-            parts = [_transformed(transform, pieces, i) for i in range(start, end)]
+            parts = [_transformed(transform, pieces, i, unknown) for i in range(start, end)]
         out += parts
     return out
 
 
-def _transformed(transform: Callable[[str], str], pieces: Sequence[str], i: int) -> str:
+def _transformed(transform: Callable[[str], str], pieces: Sequence[str], i: int, unknown: set[int] | None) -> str:
     try:
         return transform(pieces[i])
     except LimitUnknown as exc:
+        if unknown is not None:
+            unknown.add(i)
+            return ""
         exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
         raise
 

@@ -170,11 +170,18 @@ def _growers() -> tuple[dict[str, int], Any]:
     return added, re2.compile(pattern, re2_options())
 
 
-def _check_growth(text: str) -> None:
+@memo_large
+def _growers_add(text: str) -> int:
+    """How many characters the growers of `text` add under NFKC (kept for a large text: a text
+    past the limit is asked again by every search that reaches it)."""
     growers, pattern = _growers()
     if not _re2_search(pattern, text):  # (the common case: one scan of the UTF-8, ~1 ms a MB)
-        return
-    added = sum(text.count(c) * growers[c] for c in growers.keys() & set(text))
+        return 0
+    return sum(text.count(c) * growers[c] for c in growers.keys() & set(text))
+
+
+def _check_growth(text: str) -> None:
+    added = _growers_add(text)
     if added > max(len(text), NFKC_MAX_ADDED):
         raise LimitUnknown(
             f"NFKC would add {size_text(added)} to a text of {size_text(len(text))} (ligatures such as "
