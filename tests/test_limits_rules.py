@@ -93,6 +93,25 @@ def test_the_cost_budget_at_and_past_the_limit() -> None:
     assert past.reasons[0].kind == "evaluation_error" and "budget" in past.reasons[0].message
 
 
+def test_rules_after_the_one_that_used_up_the_budget_say_where_it_went() -> None:
+    rules = HEAD + """
+rule cheap_first reject when len(extra.xs) > 100
+rule costly reject when any x in extra.xs: x == 99
+rule cheap_after reject when len(extra.xs) > 100
+"""
+    facts = {**EPISODE, "extra": {"xs": list(range(10))}}
+    assert load_rules_text(rules, budget=13).evaluate(facts, validate=False).verdict == "SCORED"
+    plain = ("could not evaluate: evaluation budget exceeded: the rules did more work than allowed on "
+             "this episode")
+    last = load_rules_text(rules, budget=12).evaluate(facts, validate=False)  # the last rule runs it out
+    assert [(r.rule, r.message) for r in last.reasons] == [("cheap_after", plain)]
+    past = load_rules_text(rules, budget=11).evaluate(facts, validate=False)
+    messages = {r.rule: r.message for r in past.reasons}
+    assert set(messages) == {"costly", "cheap_after"}
+    assert messages["costly"] == plain
+    assert messages["cheap_after"].endswith("(it ran out in rule `costly`, before this rule)")
+
+
 def test_expression_nesting_at_and_past_the_parser_limit() -> None:
     def nested(n: int) -> str:
         return HEAD + "rule r reject when " + "not " * n + "true"

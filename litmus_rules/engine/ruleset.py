@@ -26,7 +26,7 @@ from litmus_rules.lang.trace import RuleTrace
 from litmus_rules.domain import steps, unknowns
 from litmus_rules.domain.predicates import close_episode, open_episode
 from litmus_rules.domain.regexes import close_budget, open_budget
-from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, EvalFailure, short_repr, type_name
+from litmus_rules.lang.values import INTERNAL_ERROR, UNKNOWN, BudgetExceeded, EvalFailure, short_repr, type_name
 
 EXPLAIN_MODES = ("fails", "full")
 
@@ -197,6 +197,7 @@ class RuleSet:
         fast = Env(facts, batch, self._fast_compiler.nslots, len(self._lets), self.budget)
         reasons: list[Reason] = []
         passed: list[RuleTrace] = []
+        spent_in: str | None = None  # the rule in which the evaluation's budget ran out
         for fn, passing, compiled in self._hot_rules:  # (kept lean: this loop runs for every episode)
             failure = None
             try:
@@ -206,6 +207,14 @@ class RuleSet:
                         passed.append(self._trace(compiled, fast, "passed")[0])
                     continue
                 value = truth(value, compiled.node.condition)  # type: ignore[arg-type]
+            except BudgetExceeded as exc:
+                # one budget for the episode: the rules after the one that used it up are not
+                # evaluated, and each says where it went
+                value, failure = UNKNOWN, exc.message
+                if spent_in is None:
+                    spent_in = compiled.name
+                else:
+                    failure += f" (it ran out in rule `{spent_in}`, before this rule)"
             except EvalFailure as exc:
                 value, failure = UNKNOWN, exc.message
             except Exception as exc:  # a fault in one rule fails that rule closed, not the batch
