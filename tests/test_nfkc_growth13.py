@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import litmus_rules
-from litmus_rules.domain import joined, textmemo, transforms, witnesses
+from litmus_rules.domain import formcache, joined, normalize, textmemo, transforms, witnesses
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.matching import leaks
 
@@ -115,6 +115,24 @@ def test_a_joined_run_past_the_limit_is_done_text_by_text():
     assert [i for i, t in enumerate(texts) if leaks(canary, t) is not None] == [25]
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_text_past_the_limit_is_searched_in_its_other_forms(streamed, monkeypatch):
+    """Only the forms made from the NFKC text are unknown: a token in the raw text is found; a
+    token in none of the other forms is unknown, never absent. Alike whether the text's forms are
+    kept or streamed (past the forms budget)."""
+    canary = "lc-5d0c6e2b9a17"
+    text = LIGATURE * 100_000 + " " + canary
+    if streamed:
+        monkeypatch.setattr(normalize, "FORMS_BUDGET_FACTOR", 0)
+        monkeypatch.setattr(normalize, "FORMS_BUDGET_EXTRA", 0)
+    monkeypatch.setattr(formcache, "_forms_cache", formcache._FormsCache())
+    assert isinstance(formcache.text_forms(text), formcache.StreamedForms) is streamed
+    witness = leaks(canary, text)
+    assert witness is not None and witness.transform == "raw"
+    with pytest.raises(LimitUnknown, match="its nfkc form is unknown: NFKC would add"):
+        leaks("lc-0000aaaa1111", text)
+
+
 def _one_by_one(token, texts):
     """What the joined search stands for: each text in order, the first hit, or the first error."""
     for i, text in enumerate(texts):
@@ -198,6 +216,17 @@ def test_a_null_transcript_past_the_limit_rejects_naming_it(rules, example):
     assert verdict.verdict == "REJECTED"
     message = _messages(verdict)["null_control_clean"]
     assert "the text (" in message and "NFKC would add 3.4 M characters" in message
+
+
+def test_a_canary_in_a_text_past_the_limit_is_a_violation_with_its_witness(rules, example):
+    episode = copy.deepcopy(example)
+    canary = episode["canaries"][0]["value"]
+    episode["context"]["tools"][0]["description"] = LIGATURE * 200_000 + f" then {canary}"
+    episode["context"]["tools"][0]["injected"] = True
+    verdict = rules.evaluate(episode)
+    reason = next(r for r in verdict.reasons if r.rule == "canary_not_derivable")
+    assert reason.kind == "violation", reason.message
+    assert "context.tools[0].description" in reason.message
 
 
 def test_a_canary_past_the_limit_is_named_as_the_token(rules, example):

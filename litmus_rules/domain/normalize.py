@@ -170,18 +170,28 @@ _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
 Derivation = tuple[str, str, str]  # (name, derived text, key)
 
 
-def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation]:
+def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable]:
     """A decoded text through the chain of the raw text: raw, normalised, confusable skeletons,
     path canonicalised (case-preserving and normalised). Each derived text is released before
-    the next one is made, but those the chain derives from."""
+    the next one is made, but those the chain derives from. Past the NFKC limit, the forms made
+    from the NFKC text are one Undecodable."""
     yield name, decoded, "raw"
-    decoded_normalised = full_normalise(decoded)
-    yield f"{name} > normalised", decoded_normalised, "normalised"
+    try:
+        cleaned = clean(decoded)
+    except LimitUnknown as exc:
+        cleaned, limit = None, str(exc)
+    if cleaned is not None:
+        decoded_normalised = _full_from_clean(cleaned)
+        yield f"{name} > normalised", decoded_normalised, "normalised"
+    else:
+        yield Undecodable(f"{name} > normalised", limit)
     skel = skeleton_key(decoded)
     yield f"{name} > confusable skeleton", skel, "skeleton"
     yield f"{name} > confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
     del skel
-    path = canonical_path(clean(decoded))
+    if cleaned is None:
+        return
+    path = canonical_path(cleaned)
     yield f"{name} > path canonicalised", path, "path"
     # on ASCII, lower-casing commutes with path canonicalisation (as in `derivations`)
     yield (f"{name} > normalised > path canonicalised",
@@ -214,16 +224,23 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
         stripped = strip_format_chars(text)
         yield "format characters removed", stripped, "format"
         yield "unicode tags decoded", decode_tag_chars(text), "tags"
-        yield "nfkc", nfkc(text), "nfkc"
-        yield "casefold", casefold(text), "casefold"
         unmasked_text = decode_tag_chars(stripped)
-        cleaned = clean(text)
+        try:
+            normal, cleaned = nfkc(text), clean(text)
+        except LimitUnknown as exc:
+            # past the NFKC limit: every form made from the NFKC text is unknown (one marker);
+            # the others are searched, and the decoders read the raw text only
+            yield Undecodable("nfkc", str(exc))
+            yield "casefold", casefold(text), "casefold"
+            yield from _skeletons(unmasked_text)
+            yield from _decoded(text, [("", text)])
+            return
+        yield "nfkc", normal, "nfkc"
+        del normal
+        yield "casefold", casefold(text), "casefold"
         normalised = _full_from_clean(cleaned)
     yield "normalised", normalised, "normalised"
-    skel = skeleton(unmasked_text)
-    yield "confusable skeleton", skel, "skeleton"
-    yield "confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
-    del skel
+    yield from _skeletons(unmasked_text)
     path = canonical_path(cleaned)
     yield "path canonicalised", path, "path"
     # on ASCII, lower-casing commutes with path canonicalisation: skip a second scan
@@ -240,6 +257,17 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
                                             ("nfkc", cleaned != unmasked_text)) if changed]
         sources.append((" > ".join(steps) or "nfkc", cleaned))
     del stripped, unmasked_text, cleaned
+    yield from _decoded(text, sources)
+
+
+def _skeletons(unmasked_text: str) -> Iterator[Derivation]:
+    skel = skeleton(unmasked_text)
+    yield "confusable skeleton", skel, "skeleton"
+    yield "confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
+
+
+def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation | Undecodable]:
+    """Each decoder's output on each source (a name prefix, a text), through `_decoded_chain`."""
     for prefix, source in sources:
         for name, decode in _DECODERS:
             label = f"{prefix} > {name}" if prefix else name
