@@ -176,6 +176,8 @@ def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable
     the next one is made, but those the chain derives from. Past the NFKC limit, the forms made
     from the NFKC text are one Undecodable."""
     yield name, decoded, "raw"
+    cleaned: str | None
+    limit = ""
     try:
         cleaned = clean(decoded)
     except LimitUnknown as exc:
@@ -200,7 +202,8 @@ def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable
 
 def derivations(text: str) -> Iterator[Derivation | Undecodable]:
     """Every form of `text` worth searching, one at a time, most direct first: (name, derived
-    text, key), or Undecodable where a decoder hit a limit. The same text may come several times
+    text, key), or Undecodable where a decoder, or NFKC, hit a limit (past the NFKC limit, one
+    marker stands for every form made from the NFKC text). The same text may come several times
     (under different views); `forms` groups them. Empty derived texts (but the raw one) are left out.
 
     Order: raw (always present, even when empty); each single transform; the full chain;

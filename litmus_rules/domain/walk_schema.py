@@ -217,8 +217,8 @@ class SchemaWalk:
 
     def ref(self, ref: str, ctx: SchemaCtx, depth: int, arg: str | None, on_args: bool, inj: bool) -> bool:
         """Follow a local `$ref`; False when it does not resolve (remote, anchor or dangling)."""
-        target = ctx.targets.get(ref, _UNRESOLVED)
-        if target is _UNRESOLVED:  # resolved once per schema: a shared definition is referred to often
+        target = ctx.targets.get(ref, _NOT_YET)
+        if target is _NOT_YET:  # resolved once per schema: a shared definition is referred to often
             target = ctx.targets[ref] = _target(ctx, ref)
         if target is None:
             return False
@@ -240,7 +240,7 @@ class SchemaWalk:
         return True
 
 
-_UNRESOLVED: Any = object()
+_NOT_YET: Any = object()  # a ref not resolved yet (None: resolved to nothing)
 
 
 def _target(ctx: SchemaCtx, ref: str) -> tuple[Any, str] | None:
