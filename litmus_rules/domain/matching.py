@@ -43,10 +43,10 @@ from litmus_rules.domain.normalize import (
     KEYS,
     Form,
     Undecodable,
+    blank,
     distinct_forms,
     encoded_forms,
 )
-from litmus_rules.domain.transforms import blank
 from litmus_rules.lang.records import record
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API

@@ -45,8 +45,7 @@ from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.formcache import answer, text_forms
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.matching import MATCHED_MAX, Witness, leaks
-from litmus_rules.domain.normalize import KEYS, Form, Undecodable, distinct_forms, encoded_forms
-from litmus_rules.domain.transforms import blank
+from litmus_rules.domain.normalize import KEYS, Form, Undecodable, blank, distinct_forms, encoded_forms
 
 __all__ = ["mentions", "mentioned", "is_identifier_char"]
 

@@ -97,6 +97,15 @@ KEYS: dict[str, Callable[[str], str]] = {
         ("path-casefold", path_casefold_key),
     )},
 }
+
+
+def blank(token: str) -> bool:
+    """Whether a token searched for (a canary, a name) is empty or only whitespace or invisible
+    characters, normalised: it would be found in almost any text, so it is found in none. Raises
+    LimitUnknown (`needle`, as every KEYS function) when the token cannot be normalised."""
+    return not token.strip() or not KEYS["normalised"](token).strip()
+
+
 # keys whose forms are case-folded: a case-sensitive signal must not be searched in them
 CASEFOLDED_KEYS = frozenset({"casefold", "normalised", "skeleton-casefold", "path-casefold"})
 

@@ -259,19 +259,6 @@ def full_normalise(text: str) -> str:
     return _full_from_clean(clean(text))
 
 
-def blank(token: str) -> bool:
-    """Whether a token searched for (a canary, a name) is empty or only whitespace or invisible
-    characters, normalised: it would be found in almost any text, so it is found in none. Raises
-    LimitUnknown (`needle`) when the token cannot be normalised."""
-    if not token.strip():
-        return True
-    try:
-        return not full_normalise(token).strip()
-    except LimitUnknown as exc:
-        exc.needle = True
-        raise
-
-
 # --- confusable skeleton ------------------------------------------------------------------------
 
 

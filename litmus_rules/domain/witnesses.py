@@ -36,7 +36,7 @@ from litmus_rules.domain.matching import (
     _require_text,
     _require_texts,
 )
-from litmus_rules.domain.transforms import blank
+from litmus_rules.domain.normalize import blank
 from litmus_rules.domain.partial import COMMON_WORD_ZIPF
 from litmus_rules.domain.regexes import RegexUnknown, budget_scope
 from litmus_rules.domain.signals import _text_signal
