@@ -25,6 +25,7 @@ from litmus_rules.io.inputs import DUPLICATE_ID
 from litmus_rules.io.load import LoadedEpisode, Unit, iter_unit, plan_units
 from litmus_rules.engine.verdict import ERROR, Reason, Verdict
 from litmus_rules.lang.records import record
+from litmus_rules.lang.trace_memo import TraceMemo
 
 if TYPE_CHECKING:  # imported where a pool is made: a run in one process never needs it
     import concurrent.futures as cf
@@ -67,9 +68,15 @@ WORKER_DIED = code_for("worker-died")  # the worker process checking a unit died
 _MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR messages readable
 
 
+# The traces' repeated subtrees, shared between the outcomes' JSON: each is written and dropped
+# (one per process: a worker's outcomes cross to the writer pickled).
+_SHARED = TraceMemo()
+
+
 def _outcome(v: Verdict, spec: RulesSpec) -> Outcome:
     text = spec.render_text(v, spec.explain) if spec.want_text and spec.render_text is not None else None
-    return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification, v.to_json(spec.with_traces), text)
+    return Outcome(v.id, v.verdict, tuple(r.rule for r in v.reasons), v.classification,
+                   v.to_json(spec.with_traces, shared=_SHARED), text)
 
 
 def _error(ruleset: RuleSet, error: FactsError, ident: str | None, location: str, spec: RulesSpec,

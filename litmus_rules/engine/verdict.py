@@ -8,6 +8,7 @@ from typing import Any
 from litmus_rules._resources import installed_version
 from litmus_rules.lang.records import record
 from litmus_rules.lang.trace import JSONValues, RuleTrace, finite_name
+from litmus_rules.lang.trace_memo import TraceMemo
 
 SCORED = "SCORED"
 REJECTED = "REJECTED"
@@ -220,10 +221,12 @@ class Verdict:
     def scored(self) -> bool:
         return self.verdict == SCORED
 
-    def to_json(self, with_traces: bool = True) -> VerdictJSON:
+    def to_json(self, with_traces: bool = True, *, shared: TraceMemo | None = None) -> VerdictJSON:
         """The verdict JSON of DESIGN's contract, built in one pass (every trace straight from its
-        recorded values) and free of non-finite floats (see `VerdictJSON`)."""
-        values = JSONValues()  # a value several traces show (a let's, say) is copied once for all
+        recorded values) and free of non-finite floats (see `VerdictJSON`). `shared`: a memo the
+        traces' repeated subtrees are taken from and kept in with other
+        verdicts' (lang/trace_memo.py): only for a reader that writes it and never changes it."""
+        values = JSONValues(shared)  # a value several traces show (a let's, say) is copied once for all
         d = VerdictJSON(
             id=self.id,
             verdict=self.verdict,

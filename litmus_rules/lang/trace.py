@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.records import field, record
+from litmus_rules.lang.trace_memo import TraceMemo, records_key
 from litmus_rules.source import Span
 from litmus_rules.lang.values import TRACE_DEPTH, TRACE_ITEMS, TRACE_STRING, UNKNOWN
 
@@ -91,7 +92,7 @@ class RuleTrace:
     built straight from the AST and the recorded values (`to_json`), not through that tree.
     """
 
-    __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root", "_json")
+    __slots__ = ("rule", "clause", "outcome", "span", "_condition", "_rec", "_lets", "_root", "_json", "_key")
 
     def __init__(
         self,
@@ -107,6 +108,7 @@ class RuleTrace:
         self._condition, self._rec, self._lets = condition, rec, lets
         self._root: TraceNode | None = None
         self._json: tuple[dict[str, Any], dict[str, Any]] | None = None  # (full, compact), once pickled
+        self._key: Any = _ABSENT  # `records_key` of the recorded values, once asked for
 
     def __getstate__(self) -> dict[str, Any]:
         """What crosses a process boundary (a Dask worker's verdicts): the recorded values are keyed
@@ -118,7 +120,7 @@ class RuleTrace:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.rule, self.clause, self.outcome, self.span = state["rule"], state["clause"], state["outcome"], state["span"]
         self._condition, self._rec, self._lets = None, None, None
-        self._root, self._json = state["root"], state["json"]
+        self._root, self._json, self._key = state["root"], state["json"], None
 
     @property
     def root(self) -> TraceNode | None:
@@ -130,9 +132,23 @@ class RuleTrace:
         """The root's `missing_paths()` and `unknown_lets()`, without building the tree if it is not
         built yet."""
         if self._root is None and self._condition is not None:
-            return _BlameBuilder(self._rec or {}, self._lets or {}).blame(self._condition)
+            key = self._records()  # a blame is a function of the records: the same ones, the same blame
+            if key is not None:
+                found = _BLAMES.get(self._condition, key)
+                if found is not None:
+                    return list(found[0]), list(found[1])
+            missing, lets = _BlameBuilder(self._rec or {}, self._lets or {}).blame(self._condition)
+            if key is not None:
+                _BLAMES.put(self._condition, key, (tuple(missing), tuple(lets)))
+            return missing, lets
         root = self.root
         return (root.missing_paths(), root.unknown_lets()) if root is not None else ([], [])
+
+    def _records(self) -> Any:
+        """The recorded values as a key (lang/trace_memo.py), or None when they cannot be one."""
+        if self._key is _ABSENT:
+            self._key = records_key(self._condition, self._rec) if self._condition is not None and self._rec else None
+        return self._key
 
     def __repr__(self) -> str:
         return f"RuleTrace({self.rule!r}, {self.clause!r}, {self.outcome!r})"
@@ -146,8 +162,16 @@ class RuleTrace:
             return copy.deepcopy(self._json[1 if compact else 0])
         condition = None
         if self._condition is not None:
-            builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
-            condition = builder.build(self._condition)
+            # a trace recorded as an earlier one was is that one's JSON (`values.shared`: the writer's)
+            shared = values.shared if values is not None else None
+            key = self._records() if shared is not None else None
+            if key is not None:
+                condition = shared.get(self._condition, key, compact)  # type: ignore[union-attr]
+            if condition is None:
+                builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
+                condition = builder.build(self._condition)
+                if key is not None:
+                    shared.put(self._condition, key, condition, compact)  # type: ignore[union-attr]
         d: dict[str, Any] = {
             "rule": self.rule,
             "clause": self.clause,
@@ -392,12 +416,14 @@ class JSONValues:
     "-Infinity", as render/json writes it), and a list or object is copied once however many nodes
     show it (a let's value, say, at each mention, in each trace of one verdict). An instance must not
     outlive the values it copied: the memo is keyed by their `id()` (the traces' recorded values hold
-    them while a verdict's JSON is built)."""
+    them while a verdict's JSON is built). `shared`: the run's memo of whole traces, whose JSON is
+    then shared with other verdicts (lang/trace_memo.py), for a reader that never changes it."""
 
-    __slots__ = ("_memo",)
+    __slots__ = ("_memo", "shared")
 
-    def __init__(self) -> None:
+    def __init__(self, shared: TraceMemo | None = None) -> None:
         self._memo: dict[tuple[int, int], Any] = {}
+        self.shared = shared
 
     def copy(self, value: Any, depth: int = 0) -> Any:
         if value is UNKNOWN:
@@ -475,6 +501,8 @@ _STATIC_LIMIT = 100_000
 _PATH, _QUANTIFIER, _COMPREHENSION, _GENERIC = "path", "quantifier", "comprehension", "generic"
 _LITERAL = "literal"
 _ABSENT: Any = object()  # not recorded: the node was not evaluated
+# RuleTrace.blame's answers by recorded values: read-only tuples, so shared with every caller
+_BLAMES = TraceMemo()
 
 
 def _static(e: ast.Expr) -> tuple[Any, ...]:
