@@ -7,7 +7,9 @@ path-like and base64 texts as the null-control transcript (and the non-ASCII one
 100 text signals; a 400-tool manifest (the one of bench/check_e2e.py); 1 M Arabic ligatures (U+FDFA,
 18 characters each under NFKC: past transforms.NFKC_MAX_ADDED, so the text's NFKC form is unknown
 and the episode rejects); a 2 KB input schema whose `$ref`s multiply (2^30 argument paths: the walk
-stops at MAX_SURFACES and the episode rejects). Printed per row, each the
+stops at MAX_SURFACES and the episode rejects); a 1 MB description of distinct runs of escapes
+(`\\x41\\65\\u{41}&#65;%41`, each different: every decoded form a path-dense text of ~60,000
+runs, non-ASCII once HTML-decoded). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -189,7 +191,17 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(11)
     ep["context"]["tools"][0]["input_schema"] = multiplying_schema(30)
     rows.append(("multiplying $refs (2^30 paths)", ep))
+    ep = _base(12)
+    ep["context"]["tools"][0]["description"] = escape_runs()
+    rows.append(("1 MB distinct escape runs", ep))
     return rows
+
+
+def escape_runs(size: int = SIZE) -> str:
+    """Runs of backslash, JSON-like, HTML and percent escapes, each run different: dense with
+    Windows-style separators, and non-ASCII once HTML-decoded (`&#20013;`), so each decoded form
+    is a path-dense text of tens of thousands of distinct short runs."""
+    return " ".join(f"\\x{i:x}\\{i % 700}\\u{{{i:x}}}&#{i};%{i % 256:02X}" for i in range(size // 16))[:size]
 
 
 def multiplying_schema(depth: int) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import urllib.parse
 from collections import deque
 from collections.abc import Iterator
 from itertools import accumulate, compress, repeat
-from operator import is_, lt
+from operator import is_, lt, or_
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -58,6 +58,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
+from litmus_rules.domain.path_roles import originals, stand_ins
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
@@ -288,18 +289,37 @@ def _canonical_run(run: str) -> str:
     return _canonical_many([run])[0]
 
 
-def _canonical_many(runs: list[str]) -> list[str]:
+def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
     """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
     joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
-    together (`_canonical_paths`); each long or non-ASCII run by RE2 (`_canonical_sub`)."""
+    together (`_canonical_paths`); the short non-ASCII runs so too, from their ASCII stand-ins
+    (path_roles.py; `stand_in`: each run's, when the caller has them); each long run, or a few
+    non-ASCII ones, by RE2 (`_canonical_sub`)."""
     out = list(map(_canonical_memo.get, runs))
-    short: list[int] = []
-    for i, run in enumerate(runs):
-        if out[i] is None:
-            if len(run) <= ASCII_RUN_MAX and run.isascii():
-                short.append(i)
-            else:
-                out[i] = _canonical_sub(run)
+    # the runs not remembered, sorted (in C: a path-dense text has tens of thousands of runs)
+    todo = list(compress(range(len(runs)), map(is_, out, repeat(None))))
+    todo_runs = list(map(runs.__getitem__, todo))
+    too_long = list(map(lt, repeat(ASCII_RUN_MAX), map(len, todo_runs)))
+    ascii_ = list(map(str.isascii, todo_runs))
+    short = list(compress(todo, map(lt, too_long, ascii_)))  # not too long, ASCII
+    wide = list(compress(todo, map(is_, map(or_, too_long, ascii_), repeat(False))))  # not too long, non-ASCII
+    for i in compress(todo, too_long):
+        out[i] = _canonical_sub(runs[i])
+    if wide:
+        wide_runs = [runs[i] for i in wide]
+        wide_in: list[str] | None = None
+        if stand_in is not None:
+            wide_in = [stand_in[i] for i in wide]
+        elif len(wide) > SCALAR_MAX:
+            joined = "\n".join(wide_runs)
+            table = stand_ins(joined)
+            wide_in = None if table is None else joined.translate(table).split("\n")
+        if wide_in is not None:
+            for i, canonical in zip(wide, _canonical_ascii(wide_runs, wide_in)):
+                out[i] = canonical
+        else:
+            for i in wide:
+                out[i] = _canonical_sub(runs[i])
     if len(short) > SCALAR_MAX:
         for i, canonical in zip(short, _canonical_ascii([runs[i] for i in short])):
             out[i] = canonical
@@ -322,19 +342,26 @@ def _canonical_many(runs: list[str]) -> list[str]:
 _PATH_SPLIT_ASCII_SPEC = _spec("(" + _PATH_RE_ASCII_SPEC[0] + ")", re.ASCII)
 
 
-def _canonical_ascii(runs: list[str]) -> list[str]:
+def _canonical_ascii(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
     """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no boundary character in
     any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
     boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
-    tokens, each token and its URL group, in C; the tokens are canonicalised together."""
-    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split("\n".join(runs))
+    tokens, each token and its URL group, in C; the tokens are canonicalised together. With
+    their ASCII stand-ins (`stand_in`, path_roles.py), the runs may be non-ASCII: the tokens are
+    found in the stand-ins, and canonicalised from the runs themselves."""
+    joined = "\n".join(runs)
+    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
+    tokens_in = parts[1::3]
+    if stand_in is not None:
+        parts = originals(parts, joined, 3)
     tokens, urls = parts[1::3], parts[2::3]
     paths = [k for k, url in enumerate(urls) if url is None]
     for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
         tokens[k] = canonical
     files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
     if files:  # only file: URLs name a local path: their path tokens, as those of the runs
-        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files])):
+        urls_in = None if stand_in is None else [tokens_in[k] for k in files]
+        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files], urls_in)):
             tokens[k] = canonical
     parts[1::3] = tokens
     del parts[2::3]
@@ -346,9 +373,13 @@ def _canonical_ascii(runs: list[str]) -> list[str]:
 _PATH_BODY_SPLIT_ASCII_SPEC = _spec("(" + _PATH_BODY_ASCII_SPEC[0] + ")", re.ASCII)
 
 
-def _canonical_urls(urls: list[str]) -> list[str]:
-    """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character)."""
-    parts = _RE.PATH_BODY_SPLIT_ASCII.split("\n".join(urls))
+def _canonical_urls(urls: list[str], stand_in: list[str] | None = None) -> list[str]:
+    """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character);
+    with their ASCII stand-ins, of non-ASCII URLs, as `_canonical_ascii`."""
+    joined = "\n".join(urls)
+    parts = _RE.PATH_BODY_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
+    if stand_in is not None:
+        parts = originals(parts, joined, 2)
     parts[1::2] = _canonical_paths(parts[1::2])
     out = "".join(parts).split("\n")
     assert len(out) == len(urls)
@@ -468,36 +499,46 @@ def _canonical_dense(text: str) -> str:
     memo or `_canonical_lines`, put back between the boundaries. The loops over the runs (tens of
     thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
     global _dense_memo_chars
-    if not text.isascii():
-        return _canonical_dense_runs(text)
-    runs = text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
+    ascii_text = text
+    if not text.isascii():  # its runs sorted, and their tokens found, on an ASCII stand-in (path_roles.py)
+        table = stand_ins(text)
+        if table is None:
+            return _canonical_dense_runs(text)
+        ascii_text = text.translate(table)
+    stand_in = ascii_text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
+    runs = stand_in if ascii_text is text else _same_places(text, stand_in)
     out = list(map(_dense_memo.get, runs))
     missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
     if missed:
         missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
-        canonical = _canonical_lines(missed_runs)
+        # each distinct run once: a text repeats its runs (a path, an escape sequence, a word)
+        where = dict(zip(missed_runs, missed))  # (a run's last place: any of them will do)
+        distinct = list(where)
+        found = dict(zip(distinct, _canonical_lines(
+            distinct, None if ascii_text is text else list(map(stand_in.__getitem__, where.values())))))
+        canonical = list(map(found.__getitem__, missed_runs))
         if missed_runs is runs:
             out = canonical
         else:
             _put(out, missed, canonical)
-        size = sum(map(len, missed_runs))
-        if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(missed) > DENSE_MEMO_RUNS:
+        size = sum(map(len, distinct))
+        if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(found) > DENSE_MEMO_RUNS:
             _dense_memo.clear()
             _dense_memo_chars = 0
-        if size > DENSE_MEMO_CHARS or len(missed) > DENSE_MEMO_RUNS:
+        if size > DENSE_MEMO_CHARS or len(found) > DENSE_MEMO_RUNS:
             pass  # more than the memo holds: not remembered
-        elif max(map(len, missed_runs)) <= RUN_MEMO_MAX:
-            _dense_memo.update(zip(missed_runs, canonical))
+        elif max(map(len, distinct)) <= RUN_MEMO_MAX:
+            _dense_memo.update(found)
             _dense_memo_chars += size
         else:
-            _dense_memo.update((run, c) for run, c in zip(missed_runs, canonical) if len(run) <= RUN_MEMO_MAX)
+            _dense_memo.update((run, c) for run, c in found.items() if len(run) <= RUN_MEMO_MAX)
             _dense_memo_chars += size
     if out == runs:
         return text
     if len(out) == 1:
         return out[0]  # type: ignore[return-value]
     # the boundaries, in order, between the canonicalised runs
-    boundaries = text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
+    boundaries = ascii_text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
     pieces = [""] * (2 * len(out) - 1)
     pieces[0::2] = out
     pieces[1::2] = boundaries
@@ -509,11 +550,12 @@ def _put(out: list[Any], at: list[int], values: list[Any]) -> None:
     deque(map(out.__setitem__, at, values), maxlen=0)
 
 
-def _canonical_lines(runs: list[str]) -> list[str]:
+def _canonical_lines(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
     """`_canonical_many(runs)` of ASCII runs, sorted by one pass (`_DENSE_LINE`) into whole path
     tokens, canonicalised together (`_canonical_paths`), other runs that may change
-    (`_canonical_many`) and the rest, left as they are."""
-    kinds = _RE.DENSE_LINE.findall("\n".join(runs) + "\n")
+    (`_canonical_many`) and the rest, left as they are. With their ASCII stand-ins (`stand_in`,
+    path_roles.py) the runs may be non-ASCII: they are sorted by the stand-ins."""
+    kinds = _RE.DENSE_LINE.findall("\n".join(runs if stand_in is None else stand_in) + "\n")
     if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
         return _canonical_many(runs)
     # a whole token is given without its newline, another run that may change with it
@@ -525,8 +567,16 @@ def _canonical_lines(runs: list[str]) -> list[str]:
     if whole:
         _put(out, whole, _canonical_paths(list(map(runs.__getitem__, whole))))
     if other:
-        _put(out, other, _canonical_many(list(map(runs.__getitem__, other))))
+        _put(out, other, _canonical_many(list(map(runs.__getitem__, other)),
+                                         None if stand_in is None else list(map(stand_in.__getitem__, other))))
     return out
+
+
+def _same_places(text: str, pieces: list[str]) -> list[str]:
+    """The pieces of `text` at the places of `pieces`: the pieces of a split of a text as long,
+    at one separator character each."""
+    ends = list(map(int.__add__, accumulate(map(len, pieces)), range(len(pieces))))
+    return list(map(text.__getitem__, map(slice, [0, *map((1).__add__, ends[:-1])], ends)))
 
 
 def _canonical_dense_runs(text: str) -> str:
