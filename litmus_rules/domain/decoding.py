@@ -300,9 +300,9 @@ def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[
     todo = list(compress(range(len(runs)), map(is_, out, repeat(None))))
     todo_runs = list(map(runs.__getitem__, todo))
     too_long = list(map(lt, repeat(ASCII_RUN_MAX), map(len, todo_runs)))
-    ascii_ = list(map(str.isascii, todo_runs))
-    short = list(compress(todo, map(lt, too_long, ascii_)))  # not too long, ASCII
-    wide = list(compress(todo, map(is_, map(or_, too_long, ascii_), repeat(False))))  # not too long, non-ASCII
+    is_ascii = list(map(str.isascii, todo_runs))
+    short = list(compress(todo, map(lt, too_long, is_ascii)))  # not too long, ASCII
+    wide = list(compress(todo, map(is_, map(or_, too_long, is_ascii), repeat(False))))  # not too long, non-ASCII
     for i in compress(todo, too_long):
         out[i] = _canonical_sub(runs[i])
     if wide:
@@ -573,8 +573,8 @@ def _canonical_lines(runs: list[str], stand_in: list[str] | None = None) -> list
 
 
 def _same_places(text: str, pieces: list[str]) -> list[str]:
-    """The pieces of `text` at the places of `pieces`: the pieces of a split of a text as long,
-    at one separator character each."""
+    """The pieces of `text` at the places where `pieces` lie in its stand-in (a text as long:
+    `pieces` is its split at a one-character separator)."""
     ends = list(map(int.__add__, accumulate(map(len, pieces)), range(len(pieces))))
     return list(map(text.__getitem__, map(slice, [0, *map((1).__add__, ends[:-1])], ends)))
 

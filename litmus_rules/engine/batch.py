@@ -68,8 +68,8 @@ WORKER_DIED = code_for("worker-died")  # the worker process checking a unit died
 _MESSAGE_LIMIT = 300  # an exception's text can quote the input: keep ERROR messages readable
 
 
-# The traces' repeated subtrees, shared between the outcomes' JSON: each is written and dropped
-# (one per process: a worker's outcomes cross to the writer pickled).
+# Repeated traces, shared between the outcomes' JSON (lang/trace_memo.py): each outcome's JSON is
+# written and dropped. One per process: a worker's outcomes cross to the writer pickled.
 _SHARED = TraceMemo()
 
 

@@ -223,9 +223,9 @@ class Verdict:
 
     def to_json(self, with_traces: bool = True, *, shared: TraceMemo | None = None) -> VerdictJSON:
         """The verdict JSON of DESIGN's contract, built in one pass (every trace straight from its
-        recorded values) and free of non-finite floats (see `VerdictJSON`). `shared`: a memo the
-        traces' repeated subtrees are taken from and kept in with other
-        verdicts' (lang/trace_memo.py): only for a reader that writes it and never changes it."""
+        recorded values) and free of non-finite floats (see `VerdictJSON`). `shared`: a memo of
+        traces recorded alike (lang/trace_memo.py), whose JSON this one then shares with other
+        verdicts': only for a reader that writes the JSON and never changes it."""
         values = JSONValues(shared)  # a value several traces show (a let's, say) is copied once for all
         d = VerdictJSON(
             id=self.id,

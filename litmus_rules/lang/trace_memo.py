@@ -1,4 +1,5 @@
-"""Trace JSON shared between the verdicts of a run, for traces whose recorded values repeat.
+"""Traces recorded alike, built once: their JSON shared between the verdicts of a run, their blame
+(the facts an insufficient-evidence reason names) between all evaluations.
 
 A batch from one benchmark repeats its traces. On the 949 AgentDojo episodes of the corpus, eight
 of the nine rules that reject every episode give the very same trace each time: the facts they need
@@ -6,7 +7,7 @@ are missing alike, so every value is unknown or the same few scalars. A trace's 
 of the rule's AST and of what its recording run stored (`RuleTrace`'s `rec`, that run's alone):
 which nodes were evaluated, their values, errors, missing facts and quantifier witnesses. When every
 record is a scalar (a bool, an int, a short string, None, unknown) or a short list of them, the
-records can be a dict key, and the JSON built for an earlier episode is the JSON of this one.
+records can be a dict key, and the JSON (and blame) built for an earlier episode is this one's.
 
 A record that is anything else (an object, a long or nested list, a float: `-0.0 == 0.0` but they
 print apart, a string longer than a trace shows) makes the trace built as usual. The memo holds at
