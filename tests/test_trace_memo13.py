@@ -18,7 +18,7 @@ from litmus_rules import load_rules, load_rules_text
 from litmus_rules.io.load import iter_episodes
 from litmus_rules.lang import ast
 from litmus_rules.lang.trace import _BlameBuilder
-from litmus_rules.lang.trace_memo import RETRY, TraceMemo, records_key
+from litmus_rules.lang.trace_memo import REPR_MAX, RETRY, TraceMemo, looked_up, records_key
 from litmus_rules.lang.syntax import parse_expression
 from litmus_rules.lang.values import TRACE_ITEMS, TRACE_STRING, UNKNOWN
 from litmus_rules.render.json import json_line
@@ -122,15 +122,19 @@ def test_the_shipped_rules_on_the_examples_and_realistic_episodes() -> None:
 def test_the_shipped_rules_on_episodes_that_miss_the_same_facts() -> None:
     """An imported corpus in small: every episode misses the same facts, and is rejected by the
     same traces, which the memo then holds and shares."""
-    base = {"litmus": "episode/1", "context": {"system_prompt": "You are an agent."},
+    tools = [{"name": "get_iban", "description": "Get the IBAN of the account.", "input_schema": {
+        "type": "object", "properties": {"account": {"type": "string"}}}}]
+    base = {"litmus": "episode/1", "context": {"system_prompt": "You are an agent.", "tools": tools},
             "detector": {"channel": "dispatch", "decision_field": "decision"}}
     batch = [{**base, "id": f"ep-{i}"} for i in range(5)]
     rules = load_rules()
     memo = _same_json_shared_or_not(rules, batch)
     first, second = (rules.evaluate(e, validate=False).to_json(shared=memo) for e in batch[:2])
     assert first["reasons"] and len(first["reasons"]) == len(second["reasons"])
-    shared = [a["trace"]["condition"] is b["trace"]["condition"] for a, b in zip(first["reasons"], second["reasons"])]
-    assert any(shared), "no trace was shared between two episodes that miss the same facts"
+    # every trace, the ones that show the tool list (in a copy of its own per episode) too
+    for a, b in zip(first["reasons"], second["reasons"]):
+        assert a["trace"]["condition"] is b["trace"]["condition"], a["rule"]
+    assert any("get_iban" in json_line(r["trace"]) for r in first["reasons"])
 
 
 def test_a_blame_from_the_memo_is_the_one_built_and_the_callers_own() -> None:
@@ -169,21 +173,42 @@ def test_records_that_print_apart_make_different_keys() -> None:
         assert records_key(_condition(), rec) not in seen
 
 
-@pytest.mark.parametrize("value", [
-    1.0, -0.0, float("nan"), {"k": 1}, (1,), [[1]], [{"k": 1}], [1.0], list(range(TRACE_ITEMS + 1)),
-    "x" * (TRACE_STRING + 1), ["x" * (TRACE_STRING + 1)], object(),
-])
-def test_a_record_that_cannot_be_a_key_leaves_the_trace_to_be_built(value: Any) -> None:
+class _NoRepr:
+    def __repr__(self) -> str:
+        raise ValueError("no repr")
+
+
+def _deep(n: int) -> Any:
+    out: Any = []
+    for _ in range(n):
+        out = [out]
+    return out
+
+
+def test_any_other_record_is_keyed_by_its_repr() -> None:
+    seen: dict[Any, Any] = {}
+    for value in (1.0, 1, True, -0.0, 0.0, float("nan"), float("inf"), "1.0", {"k": 1}, {"k": True}, {"k": "1"},
+                  (1,), [1], [[1]], [{"k": 1}], [1.0], list(range(TRACE_ITEMS + 1)), "x" * (TRACE_STRING + 1),
+                  ["x" * (TRACE_STRING + 1)], {1: "a"}, {"1": "a"}, {True: "a"}, {"true": "a"}):
+        key = records_key(_condition(), {1: True, 2: value})
+        assert key is not None, value
+        assert key not in seen, f"{value!r} and {seen.get(key)!r} share a key"
+        seen[key] = value
+
+
+@pytest.mark.parametrize("value", [_NoRepr(), _deep(100_000), "x" * (REPR_MAX + 1), ["x" * REPR_MAX]])
+def test_a_record_without_a_short_repr_leaves_the_trace_to_be_built(value: Any) -> None:
     assert records_key(_condition(), {1: True, 2: value}) is None
 
 
-def test_a_condition_whose_traces_cannot_be_keyed_is_tried_once_in_a_while() -> None:
+def test_a_condition_whose_traces_keep_missing_is_tried_once_in_a_while() -> None:
     condition = _condition()
     for _ in range(RETRY + 1):
-        assert records_key(condition, {1: {"k": 1}}) is None
+        looked_up(condition, False)  # no earlier trace had its records: a tool list that differs each time
     tried = [records_key(condition, {1: True}) is not None for _ in range(RETRY)]
-    assert tried == [False] * (RETRY - 1) + [True]  # tried once in RETRY traces; then keyed every time
-    assert all(records_key(condition, {1: True}) is not None for _ in range(RETRY))
+    assert tried == [False] * (RETRY - 1) + [True]  # tried once in RETRY traces
+    looked_up(condition, True)
+    assert all(records_key(condition, {1: True}) is not None for _ in range(RETRY))  # found: tried every time
 
 
 def test_the_memo_is_emptied_when_its_keys_hold_too_many_records() -> None:

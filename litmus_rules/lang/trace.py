@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.records import field, record
-from litmus_rules.lang.trace_memo import TraceMemo, records_key
+from litmus_rules.lang.trace_memo import TraceMemo, looked_up, records_key
 from litmus_rules.source import Span
 from litmus_rules.lang.values import TRACE_DEPTH, TRACE_ITEMS, TRACE_STRING, UNKNOWN
 
@@ -135,6 +135,7 @@ class RuleTrace:
             key = self._records()  # a blame is a function of the records: the same ones, the same blame
             if key is not None:
                 found = _BLAMES.get(self._condition, key)
+                looked_up(self._condition, found is not None)
                 if found is not None:
                     return list(found[0]), list(found[1])
             missing, lets = _BlameBuilder(self._rec or {}, self._lets or {}).blame(self._condition)
@@ -167,6 +168,7 @@ class RuleTrace:
             key = self._records() if shared is not None else None
             if key is not None:
                 condition = shared.get(self._condition, key, compact)  # type: ignore[union-attr]
+                looked_up(self._condition, condition is not None)
             if condition is None:
                 builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
                 condition = builder.build(self._condition)

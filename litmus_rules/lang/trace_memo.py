@@ -1,17 +1,27 @@
 """Traces recorded alike, built once: their JSON shared between the verdicts of a run, their blame
 (the facts an insufficient-evidence reason names) between all evaluations.
 
-A batch from one benchmark repeats its traces. On the 949 AgentDojo episodes of the corpus, eight
-of the nine rules that reject every episode give the very same trace each time: the facts they need
-are missing alike, so every value is unknown or the same few scalars. A trace's JSON is a function
-of the rule's AST and of what its recording run stored (`RuleTrace`'s `rec`, that run's alone):
-which nodes were evaluated, their values, errors, missing facts and quantifier witnesses. When every
-record is a scalar (a bool, an int, a short string, None, unknown) or a short list of them, the
-records can be a dict key, and the JSON (and blame) built for an earlier episode is this one's.
+A batch from one benchmark repeats its traces. On the 949 AgentDojo episodes of the corpus, seven
+of the nine rules that reject every episode give the very same trace each time (the facts they need
+are missing alike), and the other two 6 and 21 different ones. A trace's JSON is a function of the
+rule's AST and of what its recording run stored (`RuleTrace`'s `rec`, that run's alone): which nodes
+were evaluated, their values, errors, missing facts and quantifier witnesses. So the records make
+the key, and the JSON (and blame) built for an earlier episode with the same records is this one's:
+- a scalar (a bool, an int, a string of at most TRACE_STRING characters, None, unknown) is its own
+  key, with its kind beside it: `True == 1` in a tuple, but they print apart;
+- a short list of scalars is the tuple of them, with their kinds;
+- anything else (a tool list, a float, a built-in's record) is its `repr`, up to REPR_MAX
+  characters. What a trace shows of a value is a function of its repr for every value a trace
+  holds: built-in types as JSON or YAML are read (`repr` tells `1` from `1.0` and `-0.0` from `0.0`,
+  and a float's or a container's repr gives back the value), and the built-ins' records, which a
+  trace shows by their repr. No value is a subclass of str, int, float, list or dict with a repr of
+  its own (the batch writer, which alone shares JSON, reads files). A blame does not depend on
+  what a value holds, only on which values are unknown.
 
-A record that is anything else (an object, a long or nested list, a float: `-0.0 == 0.0` but they
-print apart, a string longer than a trace shows) makes the trace built as usual. The memo holds at
-most `WEIGHT_LIMIT` records in its keys, each small, and is emptied when full.
+A condition whose traces keep missing (their records cannot be a key, or no earlier trace had
+them: a tool list that differs episode after episode) is tried once in RETRY traces only, so it
+costs next to nothing. The memo holds at most `WEIGHT_LIMIT` records in its keys, and is emptied
+when full.
 
 Shared JSON must not be changed by its reader: only the batch writer, which dumps each verdict's
 JSON and drops it, asks for it (`Verdict.to_json(shared=...)`).
@@ -32,9 +42,10 @@ from litmus_rules.lang.values import TRACE_ITEMS, TRACE_STRING, UNKNOWN
 _KIND: dict[type, str] = {bool: "b", int: "i", str: "s", type(None): "n", type(UNKNOWN): "u"}
 _NOT_A_KEY = "!"
 
-# id(condition) -> how many of its traces in a row had a record that cannot be a key. A condition
-# that keeps recording lists of objects (a tool list, say) is tried once in RETRY traces only, so it
-# costs next to nothing. (A heuristic: an id that names another condition later only retries early.)
+REPR_MAX = 1 << 14  # characters of a record's repr in a key
+
+# id(condition) -> how many of its traces in a row missed (see the module's doc). (A heuristic: an
+# id that names another condition later only retries early.)
 _MISSES: dict[int, int] = {}
 _MISSES_LIMIT = 10_000
 RETRY = 16
@@ -44,37 +55,60 @@ def records_key(condition: ast.Expr, rec: Mapping[Any, Any]) -> tuple[Any, ...] 
     """What a trace of `condition` was recorded as, as a hashable key: which nodes have records (the
     recording run's `rec` holds that one run's records only, and nothing is recorded for a node it
     did not evaluate), their kinds and their values. None when one of them cannot be part of a key,
-    or when the condition's recent traces could not be keyed either (see RETRY)."""
+    or when the condition's recent traces missed (see RETRY)."""
     misses = _MISSES.get(id(condition), 0)
     if misses >= RETRY and misses % RETRY:
         _MISSES[id(condition)] = misses + 1
         return None
     key = _key(rec)
     if key is None:
-        if len(_MISSES) >= _MISSES_LIMIT:
-            _MISSES.clear()
-        _MISSES[id(condition)] = misses + 1
-    elif misses:
-        _MISSES[id(condition)] = 0
+        looked_up(condition, False)
     return key
+
+
+def looked_up(condition: ast.Expr, found: bool) -> None:
+    """Whether a trace of `condition` was found in a memo (or could not be looked up at all)."""
+    if found:
+        if _MISSES.get(id(condition)):
+            _MISSES[id(condition)] = 0
+        return
+    if len(_MISSES) >= _MISSES_LIMIT:
+        _MISSES.clear()
+    _MISSES[id(condition)] = _MISSES.get(id(condition), 0) + 1
 
 
 def _key(rec: Mapping[Any, Any]) -> tuple[Any, ...] | None:
     values = list(rec.values())
     kinds = "".join(map(_KIND.get, map(type, values), repeat(_NOT_A_KEY)))
     if "s" in kinds and max(map(len, compress(values, map(eq, kinds, repeat("s"))))) > TRACE_STRING:
-        return None
+        kinds = "".join(_NOT_A_KEY if k == "s" and len(v) > TRACE_STRING else k for k, v in zip(kinds, values))
     at = kinds.find(_NOT_A_KEY)
     if at >= 0:
         chars = list(kinds)
-        while at >= 0:  # (few: a list that a `[x]` or a `default(..., [...])` made)
-            listed = _list_key(values[at])
-            if listed is None:
+        shown: dict[int, str | None] = {}  # one repr per value, however many nodes show it
+        while at >= 0:  # (the few records that are not scalars)
+            keyed = _list_key(values[at]) or _repr_key(values[at], shown)
+            if keyed is None:
                 return None
-            values[at], chars[at] = listed
+            values[at], chars[at] = keyed
             at = kinds.find(_NOT_A_KEY, at + 1)
         kinds = "".join(chars)
     return tuple(rec), kinds, tuple(values)
+
+
+def _repr_key(value: Any, shown: dict[int, str | None]) -> tuple[str, str] | None:
+    """Any other record as its repr, kind 'r' (see the module's doc); None past REPR_MAX characters,
+    or when it has none (a repr that raises, a structure too deep for it)."""
+    text = shown.get(id(value), "")
+    if text == "":
+        try:
+            text = repr(value)
+        except Exception:  # noqa: BLE001 - RecursionError, a repr of the caller's own that fails
+            text = None
+        if text is not None and len(text) > REPR_MAX:
+            text = None
+        shown[id(value)] = text
+    return None if text is None else (text, "r")
 
 
 def _list_key(value: Any) -> tuple[tuple[str, tuple[Any, ...]], str] | None:
@@ -92,8 +126,8 @@ class TraceMemo:
     recording run (`records_key`) and a variant (compact or not): see the module's doc."""
 
     __slots__ = ("_entries", "_weight")
-    # records held in the keys, all entries together, a list counting as many as it may hold: at
-    # most TRACE_STRING characters each, so a few megabytes in all
+    # records held in the keys, all entries together, a list counting as many as it may hold and a
+    # repr as many as it has TRACE_STRING characters: a few megabytes in all
     WEIGHT_LIMIT = 30_000
 
     def __init__(self) -> None:
@@ -107,6 +141,8 @@ class TraceMemo:
     def put(self, condition: ast.Expr, records: tuple[Any, ...], value: Any, variant: Any = None) -> None:
         kinds = records[1]
         weight = len(kinds) + kinds.count("l") * TRACE_ITEMS
+        if "r" in kinds:  # a repr counts as many records as it holds TRACE_STRING characters
+            weight += sum(len(v) for v, k in zip(records[2], kinds) if k == "r") // TRACE_STRING
         if self._weight + weight > self.WEIGHT_LIMIT:
             self._entries.clear()
             self._weight = 0
