@@ -296,15 +296,24 @@ def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[
     (path_roles.py; `stand_in`: each run's, when the caller has them); each long run, or a few
     non-ASCII ones, by RE2 (`_canonical_sub`)."""
     out = list(map(_canonical_memo.get, runs))
-    # the runs not remembered, sorted (in C: a path-dense text has tens of thousands of runs)
-    todo = list(compress(range(len(runs)), map(is_, out, repeat(None))))
-    todo_runs = list(map(runs.__getitem__, todo))
-    too_long = list(map(lt, repeat(ASCII_RUN_MAX), map(len, todo_runs)))
-    is_ascii = list(map(str.isascii, todo_runs))
-    short = list(compress(todo, map(lt, too_long, is_ascii)))  # not too long, ASCII
-    wide = list(compress(todo, map(is_, map(or_, too_long, is_ascii), repeat(False))))  # not too long, non-ASCII
-    for i in compress(todo, too_long):
-        out[i] = _canonical_sub(runs[i])
+    short: list[int] = []  # the runs not remembered, sorted: short ASCII ones,
+    wide: list[int] = []  # short non-ASCII ones; long ones are canonicalised at once
+    if len(runs) <= SCALAR_MAX:  # (most calls: one run of a sparse text)
+        for i, run in enumerate(runs):
+            if out[i] is None:
+                if len(run) > ASCII_RUN_MAX:
+                    out[i] = _canonical_sub(run)
+                else:
+                    (short if run.isascii() else wide).append(i)
+    else:  # in C: a path-dense text has tens of thousands of runs
+        todo = list(compress(range(len(runs)), map(is_, out, repeat(None))))
+        todo_runs = list(map(runs.__getitem__, todo))
+        too_long = list(map(lt, repeat(ASCII_RUN_MAX), map(len, todo_runs)))
+        is_ascii = list(map(str.isascii, todo_runs))
+        short = list(compress(todo, map(lt, too_long, is_ascii)))  # not too long, ASCII
+        wide = list(compress(todo, map(is_, map(or_, too_long, is_ascii), repeat(False))))  # not too long, non-ASCII
+        for i in compress(todo, too_long):
+            out[i] = _canonical_sub(runs[i])
     if wide:
         wide_runs = [runs[i] for i in wide]
         wide_in: list[str] | None = None
