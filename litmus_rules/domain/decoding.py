@@ -58,7 +58,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import originals, stand_ins
+from litmus_rules.domain.path_roles import originals, same_places, stand_ins
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
@@ -515,7 +515,12 @@ def _canonical_dense(text: str) -> str:
             return _canonical_dense_runs(text)
         ascii_text = text.translate(table)
     stand_in = ascii_text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
-    runs = stand_in if ascii_text is text else _same_places(text, stand_in)
+    if ascii_text is text:
+        runs = stand_in
+    else:  # the runs of the text at the places of the stand-in's, each boundary one character
+        with_boundaries = [""] * (2 * len(stand_in) - 1)
+        with_boundaries[0::2], with_boundaries[1::2] = stand_in, repeat("\n", len(stand_in) - 1)
+        runs = same_places(text, with_boundaries)[0::2]
     out = list(map(_dense_memo.get, runs))
     missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
     if missed:
@@ -579,13 +584,6 @@ def _canonical_lines(runs: list[str], stand_in: list[str] | None = None) -> list
         _put(out, other, _canonical_many(list(map(runs.__getitem__, other)),
                                          None if stand_in is None else list(map(stand_in.__getitem__, other))))
     return out
-
-
-def _same_places(text: str, pieces: list[str]) -> list[str]:
-    """The pieces of `text` at the places where `pieces` lie in its stand-in (a text as long:
-    `pieces` is its split at a one-character separator)."""
-    ends = list(map(int.__add__, accumulate(map(len, pieces)), range(len(pieces))))
-    return list(map(text.__getitem__, map(slice, [0, *map((1).__add__, ends[:-1])], ends)))
 
 
 def _canonical_dense_runs(text: str) -> str:

@@ -74,7 +74,13 @@ def originals(parts: list[Any], original: str, stride: int) -> list[Any]:
     out = list(parts)
     flat: list[str] = [""] * (len(parts[0::stride]) + len(parts[1::stride]))
     flat[0::2], flat[1::2] = parts[0::stride], parts[1::stride]
-    ends = list(accumulate(map(len, flat)))
-    pieces = list(map(original.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    pieces = same_places(original, flat)
     out[0::stride], out[1::stride] = pieces[0::2], pieces[1::2]
     return out
+
+
+def same_places(original: str, pieces: list[str]) -> list[str]:
+    """The pieces of `original` as long as each of `pieces`, one after the other: where `pieces`,
+    which make up a stand-in of `original`, lie in it."""
+    ends = list(accumulate(map(len, pieces)))
+    return list(map(original.__getitem__, map(slice, [0, *ends[:-1]], ends)))

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.records import field, record
-from litmus_rules.lang.trace_memo import TraceMemo, looked_up, records_key
+from litmus_rules.lang.trace_memo import TraceMemo, records_key
 from litmus_rules.source import Span
 from litmus_rules.lang.values import TRACE_DEPTH, TRACE_ITEMS, TRACE_STRING, UNKNOWN
 
@@ -132,16 +132,11 @@ class RuleTrace:
         """The root's `missing_paths()` and `unknown_lets()`, without building the tree if it is not
         built yet."""
         if self._root is None and self._condition is not None:
-            key = self._records()  # a blame is a function of the records: the same ones, the same blame
-            if key is not None:
-                found = _BLAMES.get(self._condition, key)
-                looked_up(self._condition, found is not None)
-                if found is not None:
-                    return list(found[0]), list(found[1])
-            missing, lets = _BlameBuilder(self._rec or {}, self._lets or {}).blame(self._condition)
-            if key is not None:
-                _BLAMES.put(self._condition, key, (tuple(missing), tuple(lets)))
-            return missing, lets
+            condition = self._condition
+            # a blame is a function of the records: the same ones, the same (read-only) blame
+            missing, lets = _BLAMES.built(condition, self._records(), lambda: tuple(map(
+                tuple, _BlameBuilder(self._rec or {}, self._lets or {}).blame(condition))))
+            return list(missing), list(lets)
         root = self.root
         return (root.missing_paths(), root.unknown_lets()) if root is not None else ([], [])
 
@@ -163,17 +158,14 @@ class RuleTrace:
             return copy.deepcopy(self._json[1 if compact else 0])
         condition = None
         if self._condition is not None:
-            # a trace recorded as an earlier one was is that one's JSON (`values.shared`: the writer's)
+            tree, rec, lets = self._condition, self._rec or {}, self._lets or {}
+
+            def build() -> Any:
+                return JSONTraceBuilder(rec, lets, compact=compact, values=values).build(tree)
+
+            # a trace recorded as an earlier one was is that one's JSON (`values.shared`: the writer's memo)
             shared = values.shared if values is not None else None
-            key = self._records() if shared is not None else None
-            if key is not None:
-                condition = shared.get(self._condition, key, compact)  # type: ignore[union-attr]
-                looked_up(self._condition, condition is not None)
-            if condition is None:
-                builder = JSONTraceBuilder(self._rec or {}, self._lets or {}, compact=compact, values=values)
-                condition = builder.build(self._condition)
-                if key is not None:
-                    shared.put(self._condition, key, condition, compact)  # type: ignore[union-attr]
+            condition = build() if shared is None else shared.built(tree, self._records(), build, compact)
         d: dict[str, Any] = {
             "rule": self.rule,
             "clause": self.clause,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from itertools import compress, repeat
 from operator import eq
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from litmus_rules.lang import ast
 from litmus_rules.lang.values import TRACE_ITEMS, TRACE_STRING, UNKNOWN
@@ -137,6 +137,20 @@ class TraceMemo:
     def get(self, condition: ast.Expr, records: tuple[Any, ...], variant: Any = None) -> Any:
         hit = self._entries.get((variant, *records))
         return hit[1] if hit is not None and hit[0] is condition else None
+
+    def built(self, condition: ast.Expr, records: tuple[Any, ...] | None, build: Callable[[], Any],
+              variant: Any = None) -> Any:
+        """What `build()` gives for a trace of `condition` recorded as `records` (`records_key`):
+        the memo's, if a trace recorded so was built before, else built now and kept. None for
+        `records`: built, not kept."""
+        if records is None:
+            return build()
+        found = self.get(condition, records, variant)
+        looked_up(condition, found is not None)
+        if found is None:
+            found = build()
+            self.put(condition, records, found, variant)
+        return found
 
     def put(self, condition: ast.Expr, records: tuple[Any, ...], value: Any, variant: Any = None) -> None:
         kinds = records[1]
