@@ -62,7 +62,10 @@ _PIECES = ["/", "\\", "//", "\\\\", ".", "..", "...", "./", "../", "~", "~/", "a
            "//localhost", "file:///", "http://", "s3://", "x.y", "?", "#", ",", "&", "(", "\v", "usr", "etc", "f",
            "fi", "file", "0123abcd", "..a", ".a", "a.", "a..", "/.", "/..", "a/", "%2e", "q=1", "[", "]", ";", "!"]
 _ASCII_TEXT = st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_BOUNDARIES)), max_size=30).map("".join)
-_TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + ["é", "\u200b", "/é/../x"]),
+# non-ASCII: letters and numbers (segment characters for RE2), a format character, a combining mark
+# and punctuation (neither: each ends a path token, as an ASCII boundary or "{" does)
+_NON_ASCII = ["é", "\u200b", "/é/../x", "中", "\u0301", "٣", "·/x", "\u00a0", "ſ", "ｆile:/x"]
+_TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + _NON_ASCII),
                                                   st.sampled_from(_BOUNDARIES)), max_size=30).map("".join))
 
 

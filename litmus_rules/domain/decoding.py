@@ -58,7 +58,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import originals, same_places, stand_ins
+from litmus_rules.domain.path_roles import originals, stand_ins
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 from litmus_rules.errors import EvaluationError
 
@@ -449,17 +449,30 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 # A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
-# run by run from one split at the token boundaries (a list of its runs, each looked at once);
-# a sparser one by searching for the runs that may change (prose: one scan, few runs).
+# run by run from one split into its runs that hold a separator (`_DENSE_RUN`, each run looked at
+# once); a sparser one by searching for the runs that may change (prose: one scan, few runs).
 DENSE_PATHS = 64
 # A run that `_PATH_MAY_CHANGE` finds something in, unless it starts with a URL other than file:
 # (the URL is then the run's one token, up to its end, and is left as it is).
 _RUN_MAY_CHANGE_SPEC = _spec(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE_SPEC[0] + ")",
                              re.DOTALL)
-# each token boundary as a newline: ASCII text is translated by a byte table, then split by str.split
-_BOUNDARY_TO_NEWLINE = str.maketrans("\t\f\r \"'<>`", "\n" * 9)
-# the ASCII characters that are not token boundaries: deleting them leaves the boundaries in order
-_NOT_BOUNDARY = bytes(c for c in range(128) if chr(c) not in "\t\n\f\r \"'<>`")
+# The runs of a dense text that may change (canonicalisation changes nothing else), found by one
+# `split`, each with the character before it (the text is given a leading newline): a character
+# that no path token holds (a charset that `re` scans for quickly), then the run, taken whole. A
+# run is what lies between token boundaries (`_TOKEN_BOUNDARY`) if it holds a URL, and otherwise a
+# finer one: a path token that is not a URL holds only segment characters, separators and ":" (a
+# drive, a file: scheme), and `\b` sees any other ASCII character as it sees a text's edge, so
+# that each is a token boundary too (a non-ASCII character is kept in the run, whatever it is:
+# the runs are then at most longer, never cut inside a token); and only the runs with a separator
+# may change. Finer runs are shorter and repeat more (`\x41\65&#65;` holds the run `\x41\65`), and
+# most are one whole path token, which `_canonical_lines` sorts out in one pass. Linear: a run is
+# read from its start only (once more, for "://", in a text that has a URL: `_DENSE_URL_RUN`).
+_PATH_CHARS = r"A-Za-z0-9_.~%$@+=:\\/\u0080-\U0010ffff-"
+_SEG_OR_COLON = r"A-Za-z0-9_.~%$@+=:\u0080-\U0010ffff-"
+_DENSE_RUN_SPEC = _spec(rf"([^{_PATH_CHARS}])([{_SEG_OR_COLON}]*+[\\/][{_PATH_CHARS}]*+)")
+_DENSE_URL_RUN_SPEC = _spec(
+    rf"([^{_PATH_CHARS}])((?<=[\t\n\f\r \"'<>`])(?=(?:[^\t\n\f\r \"'<>`:]++|:(?!//))*+://)[^\t\n\f\r \"'<>`]++"
+    rf"|[{_SEG_OR_COLON}]*+[\\/][{_PATH_CHARS}]*+)")
 
 # One line (a run of an ASCII text, its boundaries made newlines) sorted by what `findall` gives:
 # - the run, when it is one path token from its first character to its last, so that its
@@ -504,59 +517,48 @@ _dense_memo_chars = 0
 
 
 def _canonical_dense(text: str) -> str:
-    """`canonical_path` of a text dense with paths: each run (between token boundaries) from the
-    memo or `_canonical_lines`, put back between the boundaries. The loops over the runs (tens of
-    thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
-    global _dense_memo_chars
-    ascii_text = text
-    if not text.isascii():  # its runs sorted, and their tokens found, on an ASCII stand-in (path_roles.py)
+    """`canonical_path` of a text dense with paths: each distinct run that may change (`_DENSE_RUN`)
+    from the memo or `_canonical_lines`, put back between the rest of the text. The loops over
+    the runs (tens of thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
+    table = None
+    if not text.isascii():  # the tokens of its runs found on their ASCII stand-ins (path_roles.py)
         table = stand_ins(text)
         if table is None:
             return _canonical_dense_runs(text)
-        ascii_text = text.translate(table)
-    stand_in = ascii_text.translate(_BOUNDARY_TO_NEWLINE).split("\n")
-    if ascii_text is text:
-        runs = stand_in
-    else:  # the runs of the text at the places of the stand-in's, each boundary one character
-        with_boundaries = [""] * (2 * len(stand_in) - 1)
-        with_boundaries[0::2], with_boundaries[1::2] = stand_in, repeat("\n", len(stand_in) - 1)
-        runs = same_places(text, with_boundaries)[0::2]
+    parts = (_RE.DENSE_URL_RUN if "://" in text else _RE.DENSE_RUN).split("\n" + text)
+    runs = parts[2::3]
     out = list(map(_dense_memo.get, runs))
     missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
     if missed:
         missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
-        # each distinct run once: a text repeats its runs (a path, an escape sequence, a word)
-        where = dict(zip(missed_runs, missed))  # (a run's last place: any of them will do)
-        distinct = list(where)
-        found = dict(zip(distinct, _canonical_lines(
-            distinct, None if ascii_text is text else list(map(stand_in.__getitem__, where.values())))))
-        canonical = list(map(found.__getitem__, missed_runs))
-        if missed_runs is runs:
-            out = canonical
-        else:
-            _put(out, missed, canonical)
-        size = sum(map(len, distinct))
-        if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(found) > DENSE_MEMO_RUNS:
-            _dense_memo.clear()
-            _dense_memo_chars = 0
-        if size > DENSE_MEMO_CHARS or len(found) > DENSE_MEMO_RUNS:
-            pass  # more than the memo holds: not remembered
-        elif max(map(len, distinct)) <= RUN_MEMO_MAX:
-            _dense_memo.update(found)
-            _dense_memo_chars += size
-        else:
-            _dense_memo.update((run, c) for run, c in found.items() if len(run) <= RUN_MEMO_MAX)
-            _dense_memo_chars += size
+        distinct = list(dict.fromkeys(missed_runs))  # each once: a text repeats its runs (a path, an escape)
+        joined = "\n".join(distinct)
+        stand_in = None if table is None or joined.isascii() else joined.translate(table).split("\n")
+        canonical = _canonical_lines(distinct, stand_in)
+        _remember(distinct, canonical)
+        found = dict(zip(distinct, canonical))
+        _put(out, missed, list(map(found.__getitem__, missed_runs)))
     if out == runs:
         return text
-    if len(out) == 1:
-        return out[0]  # type: ignore[return-value]
-    # the boundaries, in order, between the canonicalised runs
-    boundaries = ascii_text.encode("ascii").translate(None, _NOT_BOUNDARY).decode("ascii")
-    pieces = [""] * (2 * len(out) - 1)
-    pieces[0::2] = out
-    pieces[1::2] = boundaries
-    return "".join(pieces)
+    parts[2::3] = out
+    return "".join(parts)[1:]
+
+
+def _remember(runs: list[str], canonical: list[str]) -> None:
+    """Put the runs up to RUN_MEMO_MAX characters and their canonical forms in the dense memo,
+    emptied first if they would not fit (none if they cannot)."""
+    global _dense_memo_chars
+    size = sum(map(len, runs))
+    if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(runs) > DENSE_MEMO_RUNS:
+        _dense_memo.clear()
+        _dense_memo_chars = 0
+    if size > DENSE_MEMO_CHARS or len(runs) > DENSE_MEMO_RUNS:
+        return  # more than the memo holds: not remembered
+    if max(map(len, runs)) <= RUN_MEMO_MAX:
+        _dense_memo.update(zip(runs, canonical))
+    else:
+        _dense_memo.update((run, c) for run, c in zip(runs, canonical) if len(run) <= RUN_MEMO_MAX)
+    _dense_memo_chars += size
 
 
 def _put(out: list[Any], at: list[int], values: list[Any]) -> None:
