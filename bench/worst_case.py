@@ -9,7 +9,8 @@ path-like and base64 texts as the null-control transcript (and the non-ASCII one
 and the episode rejects); a 2 KB input schema whose `$ref`s multiply (2^30 argument paths: the walk
 stops at MAX_SURFACES and the episode rejects); a 1 MB description of distinct runs of escapes
 (`\\x41\\65\\u{41}&#65;%41`, each different: every decoded form a path-dense text of ~60,000
-runs, non-ASCII once HTML-decoded). Printed per row, each the
+runs, non-ASCII once HTML-decoded); a 1 MB description that is one run (no token boundary) of
+`C:/C:/...` ending in `./`: 333,000 path tokens in a run that may change. Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -194,6 +195,9 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(12)
     ep["context"]["tools"][0]["description"] = escape_runs()
     rows.append(("1 MB distinct escape runs", ep))
+    ep = _base(13)
+    ep["context"]["tools"][0]["description"] = "C:/" * (SIZE // 3) + "./"
+    rows.append(("1 MB one run of 333k path tokens", ep))
     return rows
 
 

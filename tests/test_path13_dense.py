@@ -193,3 +193,36 @@ def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) 
         assert encoded._hex_runs(candidates) == encoded._hex_runs(runs)
     finally:
         encoded.HINTED_BLOCKS_MAX = saved
+
+
+# --- long runs (no token boundary in a whole text) --------------------------------------------
+
+_RUN_PIECES = [p for p in _PIECES if not any(b in p for b in _BOUNDARIES)] + ["a" * 70, "/" * 70, "C:/", "a:/"]
+_LONG_RUN = st.lists(st.sampled_from(_RUN_PIECES), min_size=20, max_size=90).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LONG_RUN)
+def test_long_runs_are_canonicalised_as_by_the_whole_text_substitution(run: str) -> None:
+    """A run longer than ASCII_RUN_MAX: by `re` when its runs of segment characters and of
+    separators are short (`_re_reads`), else by RE2 called on the bytes (`_ascii_tokens`)."""
+    expected = old_canonical_path(run)
+    assert decoding._canonical_many([run]) == [expected]
+    assert decoding._canonical_sub(run) == expected
+    decoding._canonical_memo.clear()
+    assert decoding._canonical_many([run, run + "/./x", "x"] * 4) == [expected, old_canonical_path(run + "/./x"), "x"] * 4
+
+
+def test_re_reads_only_short_runs_of_segments_and_separators() -> None:
+    assert decoding._re_reads("C:/" * 1000) and decoding._re_reads("a" * 64 + ":" + "/" * 64 + "b")
+    assert not decoding._re_reads("a." * 40) and not decoding._re_reads("x:" + "\\" * 65 + ":")
+
+
+def test_a_run_of_many_tokens_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """300,000 tokens in one run ("C:/C:/..."): one `re` pass, no RE2 call a token (it took 2 s a MB)."""
+    run = "C:/" * 100_000 + "./x/"
+    calls: list[str] = []
+    real = decoding._canonical_sub
+    monkeypatch.setattr(decoding, "_canonical_sub", lambda text: calls.append(text) or real(text))
+    assert decoding._canonical_many([run]) == [old_canonical_path(run)]
+    assert calls == []
