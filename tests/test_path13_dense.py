@@ -198,17 +198,21 @@ def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) 
 # --- long runs (no token boundary in a whole text) --------------------------------------------
 
 _RUN_PIECES = [p for p in _PIECES if not any(b in p for b in _BOUNDARIES)] + ["a" * 70, "/" * 70, "C:/", "a:/"]
-_LONG_RUN = st.lists(st.sampled_from(_RUN_PIECES), min_size=20, max_size=90).map("".join)
+_LONG_RUN = st.one_of(
+    st.lists(st.sampled_from(_RUN_PIECES), min_size=20, max_size=90).map("".join),
+    st.lists(st.sampled_from(_RUN_PIECES + _NON_ASCII + ["é:/", "中/", "é" * 70]), min_size=20, max_size=90).map("".join))
 
 
 @settings(max_examples=300, deadline=None)
 @given(_LONG_RUN)
 def test_long_runs_are_canonicalised_as_by_the_whole_text_substitution(run: str) -> None:
     """A run longer than ASCII_RUN_MAX: by `re` when its runs of segment characters and of
-    separators are short (`_re_reads`), else by RE2 called on the bytes (`_ascii_tokens`)."""
+    separators are short (`_re_reads`), else by RE2 called on the bytes (`_ascii_tokens`); a
+    non-ASCII run so too, on its ASCII stand-in."""
     expected = old_canonical_path(run)
     assert decoding._canonical_many([run]) == [expected]
     assert decoding._canonical_sub(run) == expected
+    assert decoding._canonical_sub(run + "\n" + run) == old_canonical_path(run + "\n" + run)
     decoding._canonical_memo.clear()
     assert decoding._canonical_many([run, run + "/./x", "x"] * 4) == [expected, old_canonical_path(run + "/./x"), "x"] * 4
 

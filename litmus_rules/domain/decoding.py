@@ -280,16 +280,25 @@ def _re_reads(run: str) -> bool:
 
 
 def _canonical_sub(text: str) -> str:
+    """Every path token of `text` canonicalised (`_canonical_token`), whatever the text: its tokens
+    found on its ASCII stand-in (path_roles.py; the text itself if ASCII) by one `re` pass where
+    `re` is linear (`_re_reads`), else by RE2 called on the stand-in's bytes; RE2's substitution
+    only for a text with a lone surrogate."""
     path_re = _path_res()[0]
-    if text.isascii():
-        spans = _ascii_tokens(path_re, text)
+    stand_in: str | None = text
+    if not text.isascii():
+        table = stand_ins(text)
+        stand_in = None if table is None else text.translate(table)
+    if stand_in is not None:
+        if "\n" not in text and _re_reads(stand_in):  # (`_canonical_ascii` joins its runs by newlines)
+            return _canonical_ascii([text], None if stand_in is text else [stand_in])[0]
+        spans = _ascii_tokens(path_re, stand_in)
         if spans is not None:
-            return _canonical_spans(text, spans)
+            return _canonical_spans(text, spans, None if stand_in is text else stand_in)
     try:
         return path_re.sub(_canonical_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
         return path_re.sub(_canonical_token, _RE.SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
-
 
 
 def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None:
@@ -314,9 +323,10 @@ def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None
     return out
 
 
-def _canonical_spans(text: str, spans: list[tuple[int, int, bool]]) -> str:
+def _canonical_spans(text: str, spans: list[tuple[int, int, bool]], stand_in: str | None = None) -> str:
     """`text` with each path token of `spans` canonicalised as `_canonical_token` does, the paths
-    all at once (`_canonical_paths`), file: URLs too (`_canonical_urls`), other URLs left as they are."""
+    all at once (`_canonical_paths`), file: URLs too (`_canonical_urls`, from their places in the
+    text's ASCII `stand_in` if it has one), other URLs left as they are."""
     if not spans:
         return text
     tokens = [text[start:end] for start, end, _ in spans]
@@ -324,7 +334,8 @@ def _canonical_spans(text: str, spans: list[tuple[int, int, bool]]) -> str:
     _put(tokens, paths, _canonical_paths([tokens[k] for k in paths]))
     files = [k for k, (_, _, url) in enumerate(spans) if url and tokens[k][:5].lower() == "file:"]
     if files:
-        _put(tokens, files, _canonical_urls([tokens[k] for k in files]))
+        urls_in = None if stand_in is None else [stand_in[spans[k][0]:spans[k][1]] for k in files]
+        _put(tokens, files, _canonical_urls([tokens[k] for k in files], urls_in))
     pieces = []
     done = 0
     for (start, end, _), token in zip(spans, tokens):
@@ -333,6 +344,7 @@ def _canonical_spans(text: str, spans: list[tuple[int, int, bool]]) -> str:
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
+
 
 # Runs up to this long are remembered (a long text repeats its paths, and its decoded and
 # normalised forms hold the same runs again). A memo of a pure function: when it holds
