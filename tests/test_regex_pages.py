@@ -31,3 +31,11 @@ def test_the_scan_finds_the_hashed_pages(text: str, scan_min: int, scan_max: int
 def test_a_large_text_with_many_pages() -> None:
     text = "a" * 5000 + "".join(chr(0x100 * p + 7) for p in range(1, 200)) + "\U0001f600" * 3
     assert regexes._pages(text) == _hashed(text) and len(_hashed(text)) == 200
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_CHARS, st.sampled_from("\ud800\udfff\udc00\U00010000\U0010ffff\U0001f600é")), max_size=200).map("".join))
+def test_the_pages_of_every_plane_and_of_lone_surrogates(text: str) -> None:
+    """`_hashed_pages` reads the first plane from the UTF-16 units' high bytes: the other planes,
+    lone surrogates and page 0 (which ASCII shares) must still come out as hashing finds them."""
+    assert regexes._hashed_pages(text) == _hashed(text)
