@@ -22,6 +22,7 @@ from litmus_rules.domain import formcache
 from litmus_rules.domain import joined
 from litmus_rules.domain import matching
 from litmus_rules.domain import normalize
+from litmus_rules.domain import paths
 
 RULES = litmus_rules.load_rules()
 CANARY = "lc-0f1e2d3c4b5a"
@@ -155,11 +156,11 @@ def test_decoded_length_is_not_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", ["WHOLE_TEXT_MAX", "ASCII_RUN_MAX"])
 def test_path_canonicalisation_thresholds_change_no_result(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     text = " ".join(f"see /srv/./data{i}//x\\y and file:///etc/../etc/passwd{i} é/./z" for i in range(40))
-    expected = decoding.canonical_path(text)
-    default = getattr(decoding, name)
+    expected = paths.canonical_path(text)
+    default = getattr(paths, name)
     for limit in (len(text), len(text) - 1, 8, default):
-        monkeypatch.setattr(decoding, name, limit)
-        assert decoding.canonical_path(text) == expected, limit
+        monkeypatch.setattr(paths, name, limit)
+        assert paths.canonical_path(text) == expected, limit
 
 
 def test_find_bytes_threshold_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:

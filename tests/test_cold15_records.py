@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _helpers import CLI_MODULES_RUN, ROOT
-from litmus_rules.domain import decoding
+from litmus_rules.domain import decoding, paths
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.lang import ast
 from litmus_rules.lang.records import FrozenError, field, fields, record, replace
@@ -116,8 +116,8 @@ def test_lazy_patterns_compile_on_first_use_to_what_re_compiles() -> None:
     with pytest.raises(AttributeError):
         patterns.other  # noqa: B018
     # the former module attributes still name the compiled patterns
-    assert decoding._PATH_MAY_CHANGE.search("a/./b") is not None
-    assert decoding._SURROGATE.sub("?", "a\ud800") == "a?"
+    assert paths._PATH_MAY_CHANGE.search("a/./b") is not None
+    assert paths._SURROGATE.sub("?", "a\ud800") == "a?"
 
 
 def _modules_after(code: str) -> set[str]:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from litmus_rules.domain import decoding
 from litmus_rules.domain import normalize as n
+from litmus_rules.domain import paths
 from litmus_rules.domain import transforms
 from litmus_rules.domain.normalize import (
     base64_spans,
@@ -270,22 +271,22 @@ def test_canonical_path_idempotent_and_prefilter_exact(s: str) -> None:
                                  "https://h/../x", "..", "~/", "$@=%"]), max_size=40).map("".join))
 def test_canonical_path_run_by_run_is_the_whole_substitution(s: str) -> None:
     # long texts are canonicalised run by run (between whitespace and URL-ending characters)
-    limit = decoding.WHOLE_TEXT_MAX
-    decoding.WHOLE_TEXT_MAX = 0
+    limit = paths.WHOLE_TEXT_MAX
+    paths.WHOLE_TEXT_MAX = 0
     try:
         # (lone surrogates, which RE2 cannot read, become U+FFFD: in the runs it reads, or all)
         def fix(t: str) -> str:
-            return decoding._SURROGATE.sub("\ufffd", t)
+            return paths._SURROGATE.sub("\ufffd", t)
 
-        assert fix(canonical_path(s)) == fix(decoding._canonical_sub(s))
+        assert fix(canonical_path(s)) == fix(paths._canonical_sub(s))
     finally:
-        decoding.WHOLE_TEXT_MAX = limit
+        paths.WHOLE_TEXT_MAX = limit
 
 
 def test_canonical_path_of_a_long_text() -> None:
     text = "".join(f'<a href="./d/{i}//x">{i}</a> C:\\u\\..\\v\n' for i in range(2000))
-    assert len(text) > decoding.WHOLE_TEXT_MAX
-    assert canonical_path(text) == decoding._canonical_sub(text)
+    assert len(text) > paths.WHOLE_TEXT_MAX
+    assert canonical_path(text) == paths._canonical_sub(text)
     assert '<a href="d/7/x">7</a> C:/v' in canonical_path(text)
 
 
@@ -341,8 +342,9 @@ def test_run_prefilter_skips_prose_and_identifiers() -> None:
 
 
 def test_decoders_are_reexported() -> None:
-    for name in ("json_unescape", "html_unescape", "percent_decode", "canonical_path", "base64_spans", "hex_spans"):
+    for name in ("json_unescape", "html_unescape", "percent_decode", "base64_spans", "hex_spans"):
         assert getattr(n, name) is getattr(decoding, name)
+    assert n.canonical_path is paths.canonical_path
 
 
 @settings(max_examples=300, deadline=None)

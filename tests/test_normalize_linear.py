@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import litmus_rules
 from litmus_rules.cache import BoundedCache
-from litmus_rules.domain import decoding, joined, matching, normalize, regexes, textmemo, transforms
+from litmus_rules.domain import decoding, joined, matching, normalize, paths, regexes, textmemo, transforms
 
 # --- the former implementations ----------------------------------------------------------------
 
@@ -115,18 +115,18 @@ def _old_token(m: Any) -> str:
     if m.group(1) is None:
         return _old_canonical(p)
     if p[:5].lower() == "file:":
-        return decoding._path_res()[1].sub(lambda inner: _old_canonical(inner.group()), p)
+        return paths._path_res()[1].sub(lambda inner: _old_canonical(inner.group()), p)
     return p
 
 
 def old_canonical_path(text: str) -> str:
     """The former canonicalisation, all in one RE2 substitution (what the runs add up to)."""
-    if "/" not in text and "\\" not in text or decoding._PATH_MAY_CHANGE.search(text) is None:
+    if "/" not in text and "\\" not in text or paths._PATH_MAY_CHANGE.search(text) is None:
         return text
     try:
-        return decoding._path_res()[0].sub(_old_token, text)  # type: ignore[no-any-return]
+        return paths._path_res()[0].sub(_old_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
-        return decoding._path_res()[0].sub(_old_token, decoding._SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
+        return paths._path_res()[0].sub(_old_token, paths._SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
 
 
 # --- generated text ----------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def test_transforms_agree_with_the_former_ones(text: str) -> None:
     assert transforms.decode_tag_chars(text) == old_decode_tag_chars(text)
     assert transforms.skeleton(text) == old_skeleton(text)
     assert transforms.unmasked(text) == old_decode_tag_chars(old_strip_format_chars(text))
-    assert decoding.canonical_path(text) == old_canonical_path(text)
+    assert paths.canonical_path(text) == old_canonical_path(text)
 
 
 @settings(max_examples=200, deadline=None)
@@ -175,9 +175,9 @@ def test_transforms_agree_on_any_text(text: str) -> None:
                                  "x y", "a/b", "~/q/..", "a.a.a", "/", "é/ü//z", " "]), max_size=12))
 def test_long_texts_are_canonicalised_as_before(parts: list[str]) -> None:
     # past WHOLE_TEXT_MAX canonicalisation goes run by run, with runs remembered
-    text = " ".join(parts) * (decoding.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2)
-    assert decoding.canonical_path(text) == old_canonical_path(text)
-    assert decoding.path_changes(text) == (old_canonical_path(text) != text)
+    text = " ".join(parts) * (paths.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2)
+    assert paths.canonical_path(text) == old_canonical_path(text)
+    assert paths.path_changes(text) == (old_canonical_path(text) != text)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
@@ -186,7 +186,7 @@ def test_large_texts_agree_and_keep_their_results(text: str) -> None:
     # past MEMO_MIN the results are kept: the kept one is the one computed, and asked again it
     # is the same
     for new, old in ((transforms.strip_format_chars, old_strip_format_chars),
-                     (transforms.skeleton, old_skeleton), (decoding.canonical_path, old_canonical_path)):
+                     (transforms.skeleton, old_skeleton), (paths.canonical_path, old_canonical_path)):
         first = new(text)
         assert first == old(text)
         assert new(text) is first

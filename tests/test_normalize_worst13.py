@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import decoding, encoded, normalize, textmemo, transforms
+from litmus_rules.domain import decoding, encoded, normalize, paths, textmemo, transforms
 
 # --- the previous implementations (the oracle) ---------------------------------------------------
 
@@ -124,25 +124,25 @@ def _old_token(m: Any) -> str:
     if m.group(1) is None:
         return _old_canonical(p)
     if p[:5].lower() == "file:":
-        return decoding._path_res()[1].sub(lambda inner: _old_canonical(inner.group()), p)
+        return paths._path_res()[1].sub(lambda inner: _old_canonical(inner.group()), p)
     return p
 
 
 def _old_sub(text: str) -> str:
-    path_re = decoding._path_res()[0]
+    path_re = paths._path_res()[0]
     try:
         return path_re.sub(_old_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
-        return path_re.sub(_old_token, decoding._SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
+        return path_re.sub(_old_token, paths._SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=1 << 12)
 def _old_run(run: str) -> str:
     if len(run) <= 64 and run.isascii():
-        m = decoding._PATH_RE_ASCII.match(run)
+        m = paths._PATH_RE_ASCII.match(run)
         if m is not None and m.end() == len(run):
             return _old_token(m)
-        return decoding._PATH_RE_ASCII.sub(_old_token, run)
+        return paths._PATH_RE_ASCII.sub(_old_token, run)
     return _old_sub(run)
 
 
@@ -153,7 +153,7 @@ _OLD_BOUNDARY = re.compile("[\t\n\f\r \"'<>`]")
 def old_canonical_path(text: str) -> str:
     """The previous canonicalisation: short texts in one substitution, dense long ones run by
     run from one split, sparse long ones run by run around each hit."""
-    may_change = decoding._PATH_MAY_CHANGE
+    may_change = paths._PATH_MAY_CHANGE
     if len(text) > 4096 and (text.count("/") + text.count("\\")) * 64 > len(text):
         parts = _OLD_BOUNDARIES.split(text)
         parts[::2] = [_old_run(run) if may_change.search(run) else run for run in parts[::2]]
@@ -212,25 +212,25 @@ _ENCODED = st.builds(_b64, st.one_of(st.binary(max_size=24), st.text(max_size=16
                      st.booleans(), st.booleans())
 _PIECE = st.one_of(st.sampled_from(_PIECES), _ENCODED, st.text(max_size=3))
 texts = st.lists(_PIECE, max_size=40).map("".join)
-# path-dense texts past decoding.WHOLE_TEXT_MAX (the run-by-run path)
+# path-dense texts past paths.WHOLE_TEXT_MAX (the run-by-run path)
 _PATH_PIECES = ["/usr/../lib//x", "C:\\a\\b", "./a/./b/", "file:///etc//p", "file://LOCALHOST/a/./b", "http://h/a/../b",
                 "x y", "a/b", "~/q/..", "a.a.a/b", "/", "é/ü//z", "\\\\srv\\x", "a//b:c/./d", "FILE:x/../y", "q=1&r=/./",
                 "u/" + "a." * 40 + "b", "\u200b/./", " ", "\t", '"', "<", "s3://b/k/../j"]
 long_path_texts = st.lists(st.sampled_from(_PATH_PIECES), min_size=1, max_size=16).map(
-    lambda parts: " ".join(parts) * (decoding.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2))
+    lambda parts: " ".join(parts) * (paths.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2))
 
 
 @pytest.fixture(autouse=True)
 def _restore_thresholds() -> Any:
-    saved = encoded.SCALAR_MAX, decoding.SCALAR_MAX, transforms.LIST_MIN
+    saved = encoded.SCALAR_MAX, paths.SCALAR_MAX, transforms.LIST_MIN
     yield
-    encoded.SCALAR_MAX, decoding.SCALAR_MAX, transforms.LIST_MIN = saved
+    encoded.SCALAR_MAX, paths.SCALAR_MAX, transforms.LIST_MIN = saved
 
 
 def _clear() -> None:
     textmemo.clear_memo()
     decoding._decoded_memo.clear()
-    decoding._canonical_memo.clear()
+    paths._canonical_memo.clear()
 
 
 # --- the decoders agree ------------------------------------------------------------------------
@@ -256,20 +256,20 @@ def test_printable_of_many_is_printable_of_each(raws: list[bytes]) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(texts, st.sampled_from([0, decoding.SCALAR_MAX]))
+@given(texts, st.sampled_from([0, paths.SCALAR_MAX]))
 def test_paths_are_canonicalised_as_before(text: str, scalar_max: int) -> None:
-    decoding.SCALAR_MAX = scalar_max  # 0: even one run through the joined pass; restored by the fixture
+    paths.SCALAR_MAX = scalar_max  # 0: even one run through the joined pass; restored by the fixture
     _clear()
-    assert decoding.canonical_path(text) == old_canonical_path(text)
+    assert paths.canonical_path(text) == old_canonical_path(text)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(long_path_texts)
 def test_dense_path_texts_are_canonicalised_as_before(text: str) -> None:
     _clear()
-    assert decoding.canonical_path(text) == old_canonical_path(text)
+    assert paths.canonical_path(text) == old_canonical_path(text)
     upper = text.upper()  # FILE:, and other runs, not remembered
-    assert decoding.canonical_path(upper) == old_canonical_path(upper)
+    assert paths.canonical_path(upper) == old_canonical_path(upper)
 
 
 @settings(max_examples=200, deadline=None)
@@ -278,11 +278,11 @@ def test_dense_path_texts_are_canonicalised_as_before(text: str) -> None:
 def test_file_urls_are_canonicalised_as_by_re2(url: str) -> None:
     """The path tokens of an ASCII file: URL, found by `re` as RE2 finds them."""
     url = url.replace("é", "e")
-    expected = decoding._path_res()[1].sub(lambda m: _old_canonical(m.group()), url)
-    assert decoding._canonical_urls([url]) == [expected]
-    m = decoding._PATH_RE_ASCII.match("file:///" + url)
+    expected = paths._path_res()[1].sub(lambda m: _old_canonical(m.group()), url)
+    assert paths._canonical_urls([url]) == [expected]
+    m = paths._PATH_RE_ASCII.match("file:///" + url)
     if m is not None:
-        assert decoding._canonical_token(m) == _old_token(m)
+        assert paths._canonical_token(m) == _old_token(m)
 
 
 # --- the transforms agree ----------------------------------------------------------------------
@@ -327,7 +327,7 @@ def _old_forms(monkeypatch: pytest.MonkeyPatch, text: str) -> Any:
         for module in (decoding, normalize):
             m.setattr(module, "_base64_runs", old_base64_runs)
             m.setattr(module, "_hex_runs", old_hex_runs)
-        for module in (decoding, transforms, normalize):
+        for module in (paths, transforms, normalize):
             m.setattr(module, "canonical_path", old_canonical_path)
         for module in (transforms, normalize):
             m.setattr(module, "skeleton", old_skeleton)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import decoding, encoded, partial
+from litmus_rules.domain import encoded, partial, paths
 
 # --- the former implementations (the oracle) -------------------------------------------------
 
@@ -39,12 +39,12 @@ def _old_token(m: Any) -> str:
     if m.group(1) is None:
         return old_canonical(p)
     if p[:5].lower() == "file:":
-        return decoding._path_res()[1].sub(lambda inner: old_canonical(inner.group()), p)  # type: ignore[no-any-return]
+        return paths._path_res()[1].sub(lambda inner: old_canonical(inner.group()), p)  # type: ignore[no-any-return]
     return p  # type: ignore[no-any-return]
 
 
 def old_canonical_path(text: str) -> str:
-    return decoding._path_res()[0].sub(_old_token, text)  # type: ignore[no-any-return]
+    return paths._path_res()[0].sub(_old_token, text)  # type: ignore[no-any-return]
 
 
 def old_shares_gram(grams: frozenset[str], text: str) -> bool:
@@ -71,13 +71,13 @@ _TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + _NON
 
 @pytest.fixture(autouse=True)
 def _fresh_memos() -> Any:
-    saved = decoding._dense_memo.copy(), decoding._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN
-    decoding._dense_memo.clear()
-    decoding._canonical_memo.clear()
+    saved = paths._dense_memo.copy(), paths._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN
+    paths._dense_memo.clear()
+    paths._canonical_memo.clear()
     yield
-    decoding._dense_memo.clear()
-    decoding._dense_memo.update(saved[0])
-    decoding._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN = saved[1], saved[2]
+    paths._dense_memo.clear()
+    paths._dense_memo.update(saved[0])
+    paths._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN = saved[1], saved[2]
 
 
 # --- paths -------------------------------------------------------------------------------------
@@ -87,44 +87,44 @@ def _fresh_memos() -> Any:
 @given(_TEXT)
 def test_dense_canonicalisation_is_the_whole_text_substitution(text: str) -> None:
     expected = old_canonical_path(text)
-    assert decoding._canonical_dense(text) == expected
+    assert paths._canonical_dense(text) == expected
     # again, every run now remembered, and beside a text that shares them
-    assert decoding._canonical_dense(text) == expected
+    assert paths._canonical_dense(text) == expected
     other = text + " ./a//b/ " + text[::-1]
-    assert decoding._canonical_dense(other) == old_canonical_path(other)
+    assert paths._canonical_dense(other) == old_canonical_path(other)
 
 
 @settings(max_examples=20, deadline=None)
 @given(st.lists(_ASCII_TEXT, min_size=1, max_size=8))
 def test_long_dense_texts_are_canonicalised_as_before(parts: list[str]) -> None:
     text = " ".join(parts + ["/a/../b"])
-    text = (text + " ") * (decoding.WHOLE_TEXT_MAX // len(text) + 2)
-    assert decoding.canonical_path(text) == old_canonical_path(text)
+    text = (text + " ") * (paths.WHOLE_TEXT_MAX // len(text) + 2)
+    assert paths.canonical_path(text) == old_canonical_path(text)
 
 
 @pytest.mark.parametrize("bound", ["DENSE_MEMO_CHARS", "DENSE_MEMO_RUNS"])
 def test_the_memo_is_emptied_past_its_bounds(monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
-    monkeypatch.setattr(decoding, bound, 40 if bound == "DENSE_MEMO_CHARS" else 5)
+    monkeypatch.setattr(paths, bound, 40 if bound == "DENSE_MEMO_CHARS" else 5)
     texts = [f"/a{k}/../b{k} ./c{k}//d/ C:\\e{k}" for k in range(6)] + ["x/./y " * 3 + "/z/.. " * 4]
     for text in texts + texts:
-        assert decoding._canonical_dense(text) == old_canonical_path(text)
-        assert sum(map(len, decoding._dense_memo)) <= decoding.DENSE_MEMO_CHARS
-        assert len(decoding._dense_memo) <= decoding.DENSE_MEMO_RUNS
+        assert paths._canonical_dense(text) == old_canonical_path(text)
+        assert sum(map(len, paths._dense_memo)) <= paths.DENSE_MEMO_CHARS
+        assert len(paths._dense_memo) <= paths.DENSE_MEMO_RUNS
 
 
 def test_long_runs_are_not_remembered() -> None:
-    run = "/x/./" + "a" * (decoding.RUN_MEMO_MAX + 1)
+    run = "/x/./" + "a" * (paths.RUN_MEMO_MAX + 1)
     text = f"{run} /y/../z"
-    assert decoding._canonical_dense(text) == old_canonical_path(text)
-    assert run not in decoding._dense_memo and "/y/../z" in decoding._dense_memo
+    assert paths._canonical_dense(text) == old_canonical_path(text)
+    assert run not in paths._dense_memo and "/y/../z" in paths._dense_memo
 
 
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(["/", "\\", "//", ".", "..", "a", "B_", "file:", "FILE://localhost",
                                           "c:", "~", "%", "-", "localhost"]), min_size=1, max_size=10).map("".join),
                 max_size=8))
-def test_paths_are_canonicalised_together_as_one_by_one(paths: list[str]) -> None:
-    assert decoding._canonical_paths(paths) == [old_canonical(p) for p in paths]
+def test_paths_are_canonicalised_together_as_one_by_one(tokens: list[str]) -> None:
+    assert paths._canonical_paths(tokens) == [old_canonical(p) for p in tokens]
 
 
 # --- grams of large texts ----------------------------------------------------------------------
@@ -210,23 +210,23 @@ def test_long_runs_are_canonicalised_as_by_the_whole_text_substitution(run: str)
     separators are short (`_re_reads`), else by RE2 called on the bytes (`_ascii_tokens`); a
     non-ASCII run so too, on its ASCII stand-in."""
     expected = old_canonical_path(run)
-    assert decoding._canonical_many([run]) == [expected]
-    assert decoding._canonical_sub(run) == expected
-    assert decoding._canonical_sub(run + "\n" + run) == old_canonical_path(run + "\n" + run)
-    decoding._canonical_memo.clear()
-    assert decoding._canonical_many([run, run + "/./x", "x"] * 4) == [expected, old_canonical_path(run + "/./x"), "x"] * 4
+    assert paths._canonical_many([run]) == [expected]
+    assert paths._canonical_sub(run) == expected
+    assert paths._canonical_sub(run + "\n" + run) == old_canonical_path(run + "\n" + run)
+    paths._canonical_memo.clear()
+    assert paths._canonical_many([run, run + "/./x", "x"] * 4) == [expected, old_canonical_path(run + "/./x"), "x"] * 4
 
 
 def test_re_reads_only_short_runs_of_segments_and_separators() -> None:
-    assert decoding._re_reads("C:/" * 1000) and decoding._re_reads("a" * 64 + ":" + "/" * 64 + "b")
-    assert not decoding._re_reads("a." * 40) and not decoding._re_reads("x:" + "\\" * 65 + ":")
+    assert paths._re_reads("C:/" * 1000) and paths._re_reads("a" * 64 + ":" + "/" * 64 + "b")
+    assert not paths._re_reads("a." * 40) and not paths._re_reads("x:" + "\\" * 65 + ":")
 
 
 def test_a_run_of_many_tokens_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """300,000 tokens in one run ("C:/C:/..."): one `re` pass, no RE2 call a token (it took 2 s a MB)."""
     run = "C:/" * 100_000 + "./x/"
     calls: list[str] = []
-    real = decoding._canonical_sub
-    monkeypatch.setattr(decoding, "_canonical_sub", lambda text: calls.append(text) or real(text))
-    assert decoding._canonical_many([run]) == [old_canonical_path(run)]
+    real = paths._canonical_sub
+    monkeypatch.setattr(paths, "_canonical_sub", lambda text: calls.append(text) or real(text))
+    assert paths._canonical_many([run]) == [old_canonical_path(run)]
     assert calls == []

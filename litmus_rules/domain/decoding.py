@@ -1,4 +1,4 @@
-"""Decoders that undo an encoding layer, and path canonicalisation.
+"""Decoders that undo an encoding layer.
 
 Every function here maps text to text (or to the decoded spans of it), with bounded work:
 
@@ -8,9 +8,10 @@ function                  name in traces                    idempotent
 json_unescape             json unescaped                    no ("\\\\u0041" -> "\\u0041" -> "A")
 html_unescape             html unescaped                    yes (up to 8 layers, see below)
 percent_decode            percent-decoded                   yes (up to 16 layers, see below)
-canonical_path            path canonicalised                yes
 base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
 ========================  ================================  ============
+
+(Path canonicalisation, "path canonicalised" in traces, is paths.py's.)
 
 `candidate_runs(text)` is what `normalize.forms` decodes base64 and hex from: the base64-alphabet
 runs of the text, or none when a linear-time scan proves that no run can decode (the common case
@@ -19,20 +20,13 @@ for prose and identifiers). Those live in encoded.py, re-exported here.
 Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point;
 a text with more raises `LimitUnknown` (its decoded form is unknown, and the rules reject with an
 explained reason), never a partly decoded text. Everything else is complete: base64 / hex spans
-are all decoded (at most 3/4 of the input), and WHOLE_TEXT_MAX / ASCII_RUN_MAX only choose the
-engine of path canonicalisation (same result).
+are all decoded (at most 3/4 of the input).
 """
 
 from __future__ import annotations
 
-import functools
-import posixpath
 import re
 import urllib.parse
-from collections import deque
-from collections.abc import Iterator
-from itertools import accumulate, compress, repeat
-from operator import is_, lt, or_
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -58,16 +52,13 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import originals, stand_ins
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import memo_large
 from litmus_rules.errors import EvaluationError
 
 
 def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
     return pattern, flags
 
-
-_SURROGATE_SPEC = _spec("[\ud800-\udfff]")
 
 # --- escapes and encodings ------------------------------------------------------------------------
 
@@ -175,32 +166,8 @@ def percent_decode(text: str) -> str:
     return _fixed_point(text, "%", _unquote, PERCENT_MAX_LAYERS, "percent-encoding", "PERCENT_MAX_LAYERS")
 
 
-# --- paths -------------------------------------------------------------------------------------
-
-# A path-like token: an optional file: scheme, an optional drive or ~ / . / .. prefix, then at
-# least one separator followed by a segment; or a relative a/b. Other URLs are matched whole so
-# that their "//authority" is left alone. RE2: linear time, and ~10x faster than `re` on prose.
-_SEG = r"[\p{L}\p{N}_.~%$@+=-]+"
-_PATH_BODY = (
-    r"(?:\b(?i:file):(?://(?i:localhost)?)?)?(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/]+" + _SEG + r")+[\\/]*"
-    r"|\b" + _SEG + r"(?:[\\/]+" + _SEG + r")+[\\/]*"
-)
-_PATH_PATTERN = r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]*)|" + _PATH_BODY
-
-
-@functools.cache
-def _path_res() -> tuple[Any, Any]:
-    """(the path-token pattern, the path body alone), compiled for RE2 on first use."""
-    re2 = re2_module()
-    return re2.compile(_PATH_PATTERN, re2_options()), re2.compile(_PATH_BODY, re2_options())
-
-
 def __getattr__(name: str) -> Any:
-    # the compiled RE2 patterns under their former names, built on first use
-    if name == "_PATH_RE":
-        return _path_res()[0]
-    if name == "_PATH_ONLY_RE":
-        return _path_res()[1]
+    # compiled patterns under their former names, built on first use
     if name == "_ENCODED_RUN_HINT":
         return encoded_run_hint()
     if name in ("_B64_RUN", "_HEX_RUN", "_NONPRINTABLE"):  # encoded's, compiled on its first use
@@ -210,505 +177,6 @@ def __getattr__(name: str) -> Any:
     if name[:1] == "_" and name[1:] in _RE.names():  # the `re` patterns under their former names
         return getattr(_RE, name[1:])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-# The same on ASCII text, for `re` (leftmost-first like RE2; \b and \s spelled as RE2 reads them):
-# no RE2 wrapper overhead per call, for the many short runs of a long text (`canonical_path`);
-# test_normalize compares the two.
-_PATH_RE_ASCII_SPEC = _spec(
-    (r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\t\n\f\r \"'<>`]*)|" + _PATH_BODY).replace(r"\p{L}\p{N}", "A-Za-z0-9"),
-    re.ASCII,
-)
-_PATH_BODY_ASCII_SPEC = _spec(_PATH_BODY.replace(r"\p{L}\p{N}", "A-Za-z0-9"), re.ASCII)
-
-
-def _canonical(p: str) -> str:
-    if p[:5].lower() == "file:":
-        p = p[5:]
-        if p[:11].lower() == "//localhost":
-            p = p[11:]
-    p = p.replace("\\", "/")
-    if p[:2] == "//":
-        # normpath keeps a leading "//" (POSIX leaves its meaning open): make it one slash; normpath
-        # folds the doubled slashes inside
-        p = "/" + p.lstrip("/")
-    return posixpath.normpath(p) if p else p
-
-
-def _canonical_token(m: Any) -> str:
-    p = m.group()
-    if m.group(1) is None:
-        return _canonical(p)
-    # a URL: only file: URLs name a local path
-    if p[:5].lower() == "file:":
-        body = _RE.PATH_BODY_ASCII if p.isascii() else _path_res()[1]
-        return body.sub(_canonical_match, p)  # type: ignore[no-any-return]
-    return p
-
-
-def _canonical_match(m: Any) -> str:
-    return _canonical(m.group())
-
-
-# Everything `_canonical` can change starts with one of these: a backslash, "./", a "." or ".."
-# segment, a doubled or trailing slash, a file: scheme. Texts without any (most prose, most
-# URLs) are returned as they are; `re` finds the leading characters quickly.
-_PATH_MAY_CHANGE_SPEC = _spec(r"\\|\./|/(?:[./]|(?![\w~%$@+=-]))|[Ff][Ii][Ll][Ee]:")
-
-
-# Path-like tokens never hold one of these (RE2's \s, and the characters that end a URL), so a
-# path token lies inside one run of other characters, and canonicalising each run on its own is
-# canonicalising the text: at a run's edges, as at the text's, \b sees a non-word character.
-_TOKEN_BOUNDARY_SPEC = _spec("[\t\n\f\r \"'<>`]")
-# Texts up to this long are canonicalised in one substitution; longer ones run by run, only the
-# runs where `_PATH_MAY_CHANGE` finds something (RE2's sub calls back into Python per token).
-WHOLE_TEXT_MAX = 1 << 12
-# Short ASCII runs go through `_PATH_RE_ASCII` (~1 us a call, RE2's wrapper ~10-30 us); `re` may
-# backtrack quadratically in a run ("a.a.a...": ~70 us at 64 characters), RE2 never does.
-ASCII_RUN_MAX = 64
-# `re` reads a longer ASCII run in linear time too when none of its runs of segment characters
-# or of separators is longer than 64: a start that fails reads (and backtracks over) one of
-# each at most, and a start that finds a token goes on to its end. "C:/C:/..." (a token every
-# three characters, 300,000 in a MB) then costs one `re` pass, not one RE2 call a token.
-_SHORT_SEGMENTS_SPEC = _spec(r"(?:[A-Za-z0-9_.~%$@+=-]{0,64}+[^A-Za-z0-9_.~%$@+=-]++)*+[A-Za-z0-9_.~%$@+=-]{0,64}+")
-_SHORT_SEPARATORS_SPEC = _spec(r"(?:[\\/]{0,64}+[^\\/]++)*+[\\/]{0,64}+")
-
-
-def _re_reads(run: str) -> bool:
-    """Whether `re` canonicalises the ASCII `run` in linear time (see ASCII_RUN_MAX)."""
-    return len(run) <= ASCII_RUN_MAX or (
-        _RE.SHORT_SEGMENTS.fullmatch(run) is not None and _RE.SHORT_SEPARATORS.fullmatch(run) is not None)
-
-
-def _canonical_sub(text: str) -> str:
-    """Every path token of `text` canonicalised (`_canonical_token`), whatever the text: its tokens
-    found on its ASCII stand-in (path_roles.py; the text itself if ASCII) by one `re` pass where
-    `re` is linear (`_re_reads`), else by RE2 called on the stand-in's bytes; RE2's substitution
-    only for a text with a lone surrogate."""
-    path_re = _path_res()[0]
-    stand_in: str | None = text
-    if not text.isascii():
-        table = stand_ins(text)
-        stand_in = None if table is None else text.translate(table)
-    if stand_in is not None:
-        if "\n" not in text and _re_reads(stand_in):  # (`_canonical_ascii` joins its runs by newlines)
-            return _canonical_ascii([text], None if stand_in is text else [stand_in])[0]
-        spans = _ascii_tokens(path_re, stand_in)
-        if spans is not None:
-            return _canonical_spans(text, spans, None if stand_in is text else stand_in)
-    try:
-        return path_re.sub(_canonical_token, text)  # type: ignore[no-any-return]
-    except UnicodeEncodeError:
-        return path_re.sub(_canonical_token, _RE.SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
-
-
-def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None:
-    """(start, end, is a URL) of each path token of ASCII `text`, found by calling RE2 on its bytes
-    directly: the wrapper's `sub` costs ~6 us a token in Python (a long run can hold 300,000), a
-    direct call ~1.5 us. None where the wrapper has no such entry point (then `sub` is used)."""
-    try:
-        match = path_re._regexp.Match
-        unanchored = type(path_re._regexp).Anchor.UNANCHORED
-    except AttributeError:  # pragma: no cover - another google-re2 layout
-        return None
-    data = text.encode("ascii")
-    n = len(data)
-    out = []
-    pos = 0
-    while pos < n:  # (a token is never empty: it holds a separator and a segment)
-        spans = match(unanchored, data, pos, n)
-        start, pos = spans[0]
-        if start < 0:
-            break
-        out.append((start, pos, spans[1][0] >= 0))
-    return out
-
-
-def _canonical_spans(text: str, spans: list[tuple[int, int, bool]], stand_in: str | None = None) -> str:
-    """`text` with each path token of `spans` canonicalised as `_canonical_token` does, the paths
-    all at once (`_canonical_paths`), file: URLs too (`_canonical_urls`, from their places in the
-    text's ASCII `stand_in` if it has one), other URLs left as they are."""
-    if not spans:
-        return text
-    tokens = [text[start:end] for start, end, _ in spans]
-    paths = [k for k, (_, _, url) in enumerate(spans) if not url]
-    _put(tokens, paths, _canonical_paths([tokens[k] for k in paths]))
-    files = [k for k, (_, _, url) in enumerate(spans) if url and tokens[k][:5].lower() == "file:"]
-    if files:
-        urls_in = None if stand_in is None else [stand_in[spans[k][0]:spans[k][1]] for k in files]
-        _put(tokens, files, _canonical_urls([tokens[k] for k in files], urls_in))
-    pieces = []
-    done = 0
-    for (start, end, _), token in zip(spans, tokens):
-        pieces.append(text[done:start])
-        pieces.append(token)
-        done = end
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
-# Runs up to this long are remembered (a long text repeats its paths, and its decoded and
-# normalised forms hold the same runs again). A memo of a pure function: when it holds
-# RUN_MEMO_ENTRIES runs it is emptied, and a run is canonicalised again.
-RUN_MEMO_MAX = 256
-_canonical_memo: dict[str, str] = {}
-# Up to this many short ASCII runs are canonicalised one by one, more in one joined pass: the
-# same results (test_normalize_worst13 sets it to 0).
-SCALAR_MAX = 8
-
-
-def _canonical_run(run: str) -> str:
-    return _canonical_many([run])[0]
-
-
-def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
-    """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
-    joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
-    together (`_canonical_paths`); the short non-ASCII runs so too, from their ASCII stand-ins
-    (path_roles.py; `stand_in`: each run's, when the caller has them); each long run, or a few
-    non-ASCII ones, by RE2 (`_canonical_sub`)."""
-    out = list(map(_canonical_memo.get, runs))
-    short: list[int] = []  # the runs not remembered, sorted: short ASCII ones,
-    wide: list[int] = []  # short non-ASCII ones; long ones are canonicalised at once
-    if len(runs) <= SCALAR_MAX:  # (most calls: one run of a sparse text)
-        for i, run in enumerate(runs):
-            if out[i] is None:
-                if run.isascii() and _re_reads(run):
-                    short.append(i)
-                elif len(run) > ASCII_RUN_MAX:
-                    out[i] = _canonical_sub(run)
-                else:
-                    wide.append(i)
-    else:  # in C: a path-dense text has tens of thousands of runs
-        todo = list(compress(range(len(runs)), map(is_, out, repeat(None))))
-        todo_runs = list(map(runs.__getitem__, todo))
-        too_long = list(map(lt, repeat(ASCII_RUN_MAX), map(len, todo_runs)))
-        is_ascii = list(map(str.isascii, todo_runs))
-        short = list(compress(todo, map(lt, too_long, is_ascii)))  # not too long, ASCII
-        wide = list(compress(todo, map(is_, map(or_, too_long, is_ascii), repeat(False))))  # not too long, non-ASCII
-        for i in compress(todo, too_long):
-            if runs[i].isascii() and _re_reads(runs[i]):
-                short.append(i)
-            else:
-                out[i] = _canonical_sub(runs[i])
-    if wide:
-        wide_runs = [runs[i] for i in wide]
-        wide_in: list[str] | None = None
-        if stand_in is not None:
-            wide_in = [stand_in[i] for i in wide]
-        elif len(wide) > SCALAR_MAX:
-            joined = "\n".join(wide_runs)
-            table = stand_ins(joined)
-            wide_in = None if table is None else joined.translate(table).split("\n")
-        if wide_in is not None:
-            for i, canonical in zip(wide, _canonical_ascii(wide_runs, wide_in)):
-                out[i] = canonical
-        else:
-            for i in wide:
-                out[i] = _canonical_sub(runs[i])
-    if len(short) > SCALAR_MAX or any(len(runs[i]) > ASCII_RUN_MAX for i in short):
-        for i, canonical in zip(short, _canonical_ascii([runs[i] for i in short])):
-            out[i] = canonical
-    else:  # a few runs (most texts): one at a time costs less than the joined pass
-        for i in short:
-            m = _RE.PATH_RE_ASCII.match(runs[i])
-            if m is not None and m.end() == len(runs[i]):  # the run is one token: what sub() would replace
-                out[i] = _canonical_token(m)
-            else:
-                out[i] = _RE.PATH_RE_ASCII.sub(_canonical_token, runs[i])
-    if len(_canonical_memo) + len(runs) > RUN_MEMO_ENTRIES:
-        _canonical_memo.clear()
-    for run, canonical in zip(runs, out):
-        if len(run) <= RUN_MEMO_MAX:
-            _canonical_memo[run] = canonical  # type: ignore[assignment]
-    return out  # type: ignore[return-value]
-
-
-# `_PATH_RE_ASCII` with the whole token as group 1 (the URL is group 2): `split` keeps both
-_PATH_SPLIT_ASCII_SPEC = _spec("(" + _PATH_RE_ASCII_SPEC[0] + ")", re.ASCII)
-
-
-def _canonical_ascii(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
-    """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no boundary character in
-    any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
-    boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
-    tokens, each token and its URL group, in C; the tokens are canonicalised together. With
-    their ASCII stand-ins (`stand_in`, path_roles.py), the runs may be non-ASCII: the tokens are
-    found in the stand-ins, and canonicalised from the runs themselves."""
-    joined = "\n".join(runs)
-    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
-    tokens_in = parts[1::3]
-    if stand_in is not None:
-        parts = originals(parts, joined, 3)
-    tokens, urls = parts[1::3], parts[2::3]
-    paths = [k for k, url in enumerate(urls) if url is None]
-    for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
-        tokens[k] = canonical
-    files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
-    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
-        urls_in = None if stand_in is None else [tokens_in[k] for k in files]
-        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files], urls_in)):
-            tokens[k] = canonical
-    parts[1::3] = tokens
-    del parts[2::3]
-    out = "".join(parts).split("\n")
-    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
-    return out
-
-
-_PATH_BODY_SPLIT_ASCII_SPEC = _spec("(" + _PATH_BODY_ASCII_SPEC[0] + ")", re.ASCII)
-
-
-def _canonical_urls(urls: list[str], stand_in: list[str] | None = None) -> list[str]:
-    """`_PATH_BODY_ASCII.sub(_canonical_match, url)` of each ASCII URL (no boundary character);
-    with their ASCII stand-ins, of non-ASCII URLs, as `_canonical_ascii`."""
-    joined = "\n".join(urls)
-    parts = _RE.PATH_BODY_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
-    if stand_in is not None:
-        parts = originals(parts, joined, 2)
-    parts[1::2] = _canonical_paths(parts[1::2])
-    out = "".join(parts).split("\n")
-    assert len(out) == len(urls)
-    return out
-
-
-# Each path's start is a newline in the joined text: a literal that `re` searches for quickly (a
-# "^" in MULTILINE mode is tried at every position).
-_FILE_PREFIX_SPEC = _spec(r"\n[Ff][Ii][Ll][Ee]:(?://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt])?")
-_LEADING_SLASHES_SPEC = _spec(r"\n//+")
-try:  # posixpath.normpath of a str is `_path_normpath(path) or "."`: the C part, without the call around it
-    from posix import _path_normpath  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - not CPython 3.11+ on POSIX
-    _path_normpath = posixpath.normpath
-
-
-def _canonical_paths(paths: list[str]) -> list[str]:
-    """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
-    by newlines, then normpath (C) of each."""
-    joined = "\n" + "\n".join(paths)
-    if ":" in joined:
-        joined = _RE.FILE_PREFIX.sub("\n", joined)
-    joined = _RE.LEADING_SLASHES.sub("\n/", joined.replace("\\", "/"))
-    parts = joined.split("\n")
-    del parts[0]
-    if len(parts) != len(paths):  # (not seen: the runs hold no newline)
-        return [_canonical(p) for p in paths]
-    out = list(map(_path_normpath, parts))
-    if "" in out:  # normpath gives "." where the C part gives "", but of "" (kept as it is)
-        out = [q or ("." if p else p) for p, q in zip(parts, out)]
-    return out
-
-
-def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, canonicalised) for the parts of `text` that canonicalisation may change: the
-    whole text if it is short, else the runs between token boundaries where `_PATH_MAY_CHANGE`
-    finds something. The rest of the text is left as it is."""
-    if "/" not in text and "\\" not in text:
-        return
-    hit = _RE.PATH_MAY_CHANGE.search(text)
-    if hit is None:
-        return
-    n = len(text)
-    if n <= WHOLE_TEXT_MAX:
-        yield 0, n, _canonical_sub(text)
-        return
-    done = 0
-    backwards = text[::-1]  # a run's start: the first boundary before a hit, searched backwards
-    while hit is not None:
-        pos = hit.start()
-        before = _RE.TOKEN_BOUNDARY.search(backwards, n - pos, n - done)
-        start = n - before.start() if before is not None else done
-        boundary = _RE.TOKEN_BOUNDARY.search(text, pos)
-        end = boundary.start() if boundary is not None else n
-        yield start, end, _canonical_run(text[start:end])
-        done = end
-        hit = _RE.PATH_MAY_CHANGE.search(text, end)
-
-
-# A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
-# run by run from one split into its runs that hold a separator (`_DENSE_RUN`, each run looked at
-# once); a sparser one by searching for the runs that may change (prose: one scan, few runs).
-DENSE_PATHS = 64
-# A run that `_PATH_MAY_CHANGE` finds something in, unless it starts with a URL other than file:
-# (the URL is then the run's one token, up to its end, and is left as it is).
-_RUN_MAY_CHANGE_SPEC = _spec(r"(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*://).*?(?:" + _PATH_MAY_CHANGE_SPEC[0] + ")",
-                             re.DOTALL)
-# The runs of a dense text that may change (canonicalisation changes nothing else), found by one
-# `split`, each with the character before it (the text is given a leading newline): a character
-# that no path token holds (a charset that `re` scans for quickly), then the run, taken whole. A
-# run is what lies between token boundaries (`_TOKEN_BOUNDARY`) if it holds a URL, and otherwise a
-# finer one: a path token that is not a URL holds only segment characters, separators and ":" (a
-# drive, a file: scheme), and `\b` sees any other ASCII character as it sees a text's edge, so
-# that each is a token boundary too (a non-ASCII character is kept in the run, whatever it is:
-# the runs are then at most longer, never cut inside a token); and only the runs with a separator
-# may change. Finer runs are shorter and repeat more (`\x41\65&#65;` holds the run `\x41\65`), and
-# most are one whole path token, which `_canonical_lines` sorts out in one pass. Linear: a run is
-# read from its start only (once more, for "://", in a text that has a URL: `_DENSE_URL_RUN`).
-_PATH_CHARS = r"A-Za-z0-9_.~%$@+=:\\/\u0080-\U0010ffff-"
-_SEG_OR_COLON = r"A-Za-z0-9_.~%$@+=:\u0080-\U0010ffff-"
-_DENSE_RUN_SPEC = _spec(rf"([^{_PATH_CHARS}])([{_SEG_OR_COLON}]*+[\\/][{_PATH_CHARS}]*+)")
-_DENSE_URL_RUN_SPEC = _spec(
-    rf"([^{_PATH_CHARS}])((?<=[\t\n\f\r \"'<>`])(?=(?:[^\t\n\f\r \"'<>`:]++|:(?!//))*+://)[^\t\n\f\r \"'<>`]++"
-    rf"|[{_SEG_OR_COLON}]*+[\\/][{_PATH_CHARS}]*+)")
-
-# One line (a run of an ASCII text, its boundaries made newlines) sorted by what `findall` gives:
-# - the run, when it is one path token from its first character to its last, so that its
-#   canonical form is `_canonical(run)` (done for all of them at once by `_canonical_paths`).
-#   Only shapes where `_PATH_RE_ASCII`'s first match at the run's start is certain to span it: no
-#   ":" past a drive (so no URL, no file: but in the last alternative), and either a word
-#   character starting `_PATH_BODY`'s second branch, or its first branch's prefix (a drive not
-#   followed by "//", which would make a URL; "~"; "." or ".."; none) followed by separators and
-#   a segment character; what follows is segments and separators, which the token's greedy tail
-#   takes to the end. Or a file: run (URL or not) when `_PATH_BODY` itself, committed to its
-#   first match (an atomic group: no other way through it), spans the line;
-# - the run and its newline, for any other run where `_PATH_MAY_CHANGE` finds something (as
-#   `_RUN_MAY_CHANGE`, its lazy scan spelled as a possessive loop over the characters where no
-#   change can start: 3x faster in `re`);
-# - "" for the rest (first, in one scan, the runs without a separator), left as they are.
-# Every match starts at a line's start and ends with its newline: one match per line, no position
-# inside a line tried on its own. Linear: possessive loops, one atomic group at one position.
-# One group, so `findall` returns strings: tuples or match objects, one per run, would wake the
-# garbage collector, which then walks the whole heap of the process.
-_SEG_ASCII = "A-Za-z0-9_.~%$@+=-"  # "-" last in every class it is put in: not a range
-_DENSE_LINE_SPEC = _spec(
-    r"[^\n\\/]*+\n"  # no separator: no path token (most words), in one scan
-    rf"|((?:(?:[A-Za-z0-9_][{_SEG_ASCII}]*+|[A-Za-z]:(?!//)|~|\.\.?|)[\\/]++[{_SEG_ASCII}][\\/{_SEG_ASCII}]*+"
-    rf"|(?=[Ff][Ii][Ll][Ee]:)(?>{_PATH_BODY_ASCII_SPEC[0]}))(?=\n)"
-    r"|(?!(?![Ff][Ii][Ll][Ee]:)[A-Za-z][A-Za-z0-9+.-]*+://)"
-    r"(?=(?:[^\n\\./Ff]++|\.(?!/)|/(?=[A-Za-z0-9_~%$@+=-])|[Ff](?![Ii][Ll][Ee]:))*+"
-    rf"(?:{_PATH_MAY_CHANGE_SPEC[0]}))[^\n]*+\n)(?:(?<=\n)|\n)"
-    r"|[^\n]*+\n",
-    re.ASCII,
-)
-
-
-# The runs of dense texts, with their canonical forms (a run that does not change: itself): a
-# text's decoded forms (JSON, HTML, percent) repeat most of its runs, and so do the texts of the
-# next episodes. A memo of a pure function, of runs up to RUN_MEMO_MAX characters: emptied when
-# it would hold more than DENSE_MEMO_RUNS runs or DENSE_MEMO_CHARS characters of them (a text
-# with more is not remembered): ~10 MB at most.
-DENSE_MEMO_CHARS = 1 << 22
-DENSE_MEMO_RUNS = 1 << 16
-_dense_memo: dict[str, str] = {}
-_dense_memo_chars = 0
-
-
-def _canonical_dense(text: str) -> str:
-    """`canonical_path` of a text dense with paths: each distinct run that may change (`_DENSE_RUN`)
-    from the memo or `_canonical_lines`, put back between the rest of the text. The loops over
-    the runs (tens of thousands) are calls into C (map, compress, zip): no Python bytecode per run."""
-    table = None
-    if not text.isascii():  # the tokens of its runs found on their ASCII stand-ins (path_roles.py)
-        table = stand_ins(text)
-        if table is None:
-            return _canonical_dense_runs(text)
-    parts = (_RE.DENSE_URL_RUN if "://" in text else _RE.DENSE_RUN).split("\n" + text)
-    runs = parts[2::3]
-    out = list(map(_dense_memo.get, runs))
-    missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
-    if missed:
-        missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
-        distinct = list(dict.fromkeys(missed_runs))  # each once: a text repeats its runs (a path, an escape)
-        joined = "\n".join(distinct)
-        stand_in = None if table is None or joined.isascii() else joined.translate(table).split("\n")
-        canonical = _canonical_lines(distinct, stand_in)
-        _remember(distinct, canonical)
-        found = dict(zip(distinct, canonical))
-        _put(out, missed, list(map(found.__getitem__, missed_runs)))
-    if out == runs:
-        return text
-    parts[2::3] = out
-    return "".join(parts)[1:]
-
-
-def _remember(runs: list[str], canonical: list[str]) -> None:
-    """Put the runs up to RUN_MEMO_MAX characters and their canonical forms in the dense memo,
-    emptied first if they would not fit (none if they cannot)."""
-    global _dense_memo_chars
-    size = sum(map(len, runs))
-    if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(runs) > DENSE_MEMO_RUNS:
-        _dense_memo.clear()
-        _dense_memo_chars = 0
-    if size > DENSE_MEMO_CHARS or len(runs) > DENSE_MEMO_RUNS:
-        return  # more than the memo holds: not remembered
-    if max(map(len, runs)) <= RUN_MEMO_MAX:
-        _dense_memo.update(zip(runs, canonical))
-    else:
-        _dense_memo.update((run, c) for run, c in zip(runs, canonical) if len(run) <= RUN_MEMO_MAX)
-    _dense_memo_chars += size
-
-
-def _put(out: list[Any], at: list[int], values: list[Any]) -> None:
-    """out[at[k]] = values[k] for each k, in C."""
-    deque(map(out.__setitem__, at, values), maxlen=0)
-
-
-def _canonical_lines(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
-    """`_canonical_many(runs)` of ASCII runs, sorted by one pass (`_DENSE_LINE`) into whole path
-    tokens, canonicalised together (`_canonical_paths`), other runs that may change
-    (`_canonical_many`) and the rest, left as they are. With their ASCII stand-ins (`stand_in`,
-    path_roles.py) the runs may be non-ASCII: they are sorted by the stand-ins."""
-    kinds = _RE.DENSE_LINE.findall("\n".join(runs if stand_in is None else stand_in) + "\n")
-    if len(kinds) != len(runs):  # pragma: no cover - one match per line, by construction
-        return _canonical_many(runs)
-    # a whole token is given without its newline, another run that may change with it
-    ends = list(map(str.endswith, kinds, repeat("\n")))
-    whole = list(compress(range(len(runs)), map(lt, ends, map(bool, kinds))))
-    other = list(compress(range(len(runs)), ends))
-    del kinds, ends
-    out = runs.copy()
-    if whole:
-        _put(out, whole, _canonical_paths(list(map(runs.__getitem__, whole))))
-    if other:
-        _put(out, other, _canonical_many(list(map(runs.__getitem__, other)),
-                                         None if stand_in is None else list(map(stand_in.__getitem__, other))))
-    return out
-
-
-def _canonical_dense_runs(text: str) -> str:
-    """`canonical_path` of a (non-ASCII) text dense with paths: split once at its token
-    boundaries, the runs that may change found by one pass over them all, canonicalised together
-    (`_canonical_many`), and put back between the untouched stretches of the text."""
-    runs = _RE.TOKEN_BOUNDARY.split(text)
-    changing = list(compress(range(len(runs)), map(_RE.RUN_MAY_CHANGE.match, runs)))
-    if not changing:
-        return text
-    # run i starts after the runs before it and one boundary character each
-    starts = list(accumulate(map(len, runs), initial=0))
-    pieces = []
-    done = 0
-    for i, canonical in zip(changing, _canonical_many([runs[i] for i in changing])):
-        start = starts[i] + i
-        pieces.append(text[done:start])
-        pieces.append(canonical)
-        done = start + len(runs[i])
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
-@memo_large
-def canonical_path(text: str) -> str:
-    """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
-    /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
-    if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
-        return _canonical_dense(text)
-    pieces = []
-    done = 0
-    for start, end, canonical in _canonical_runs(text):
-        pieces.append(text[done:start])
-        pieces.append(canonical)
-        done = end
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
-def path_changes(text: str) -> bool:
-    """canonical_path(text) != text, stopping at the first change (a large text: its kept
-    canonical form, textmemo.memo_large)."""
-    if len(text) >= MEMO_MIN:
-        return canonical_path(text) != text
-    return any(canonical != text[start:end] for start, end, canonical in _canonical_runs(text))
 
 
 # Every `re` pattern of this module, compiled on first use (lazyre): a check of a clean episode uses

@@ -38,16 +38,15 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     LimitUnknown,
     PERCENT_MAX_LAYERS,
     _base64_runs,
-    _canonical_token,
     _hex_runs,
     base64_spans,
     candidate_runs,
-    canonical_path,
     hex_spans,
     html_unescape,
     json_unescape,
     percent_decode,
 )
+from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
 from litmus_rules.domain.textmemo import memo_large
 from litmus_rules.domain.transforms import (
     _full_from_clean,
@@ -144,11 +143,11 @@ class Undecodable:
 
 
 def __getattr__(name: str) -> Any:
-    # re-exported from decoding and encoded, where they are compiled on first use
+    # re-exported from paths and encoded, where they are compiled on first use
     if name == "_PATH_RE":
-        from litmus_rules.domain import decoding
+        from litmus_rules.domain import paths
 
-        return decoding._path_res()[0]
+        return paths._path_res()[0]
     if name == "_B64_RUN":
         from litmus_rules.domain import encoded
 

@@ -1,12 +1,12 @@
 """ASCII stand-ins for the non-ASCII characters of a text, by the part each plays in a path token.
 
-The path-token pattern (`decoding._PATH_PATTERN`, for RE2) reads a non-ASCII character in one of
+The path-token pattern (`paths._PATH_PATTERN`, for RE2) reads a non-ASCII character in one of
 two ways: as a segment character (`\\p{L}` or `\\p{N}`: a letter or a number of any script) or as
 any other character that is not a token boundary. RE2's `\\b` is ASCII, so neither is a word
 character. Put '@' for the first and '!' for the second (neither a word character; '@' a segment
 character, '!' not) and the ASCII pattern finds every token of the stand-in text at the place
 RE2 finds it in the original: so the tokens of many short non-ASCII runs are found by `re` in one
-pass in C, and canonicalised from the original text (`decoding._canonical_ascii`), where RE2
+pass in C, and canonicalised from the original text (`paths._canonical_ascii`), where RE2
 would be called, and call back into Python, once per run and per token.
 
 Which characters are letters or numbers is what RE2 says (its Unicode tables are not Python's):
@@ -17,7 +17,7 @@ user's cache (usercache.py), keyed by the RE2 module the process loads, so that 
 read them back (~4 ms) instead.
 
 `stand_ins` gives None (the caller keeps RE2) for a text with a lone surrogate: RE2 reads UTF-8,
-and `decoding._canonical_sub` replaces them first. (RE2's case-insensitive `localhost` matches
+and `paths._canonical_sub` replaces them first. (RE2's case-insensitive `localhost` matches
 U+017F "ſ" as an "s", the stand-in '@' does not; but the token is the same either way: the
 optional prefix that holds `localhost` ends where a separator and a segment go on, which take
 "ſ" as the prefix would: tests/test_path_roles13.py tries it.)

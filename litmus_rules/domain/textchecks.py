@@ -13,9 +13,9 @@ from litmus_rules.domain.decoding import (
     _hex_runs,
     candidate_runs,
     html_unescape,
-    path_changes,
     percent_decode,
 )
+from litmus_rules.domain.paths import path_changes
 from litmus_rules.domain.transforms import clean, full_normalise
 
 __all__ = ["CHECKED_CHARS", "CHECKED_ENTRIES", "checked", "checking"]

@@ -16,7 +16,7 @@ skeleton                  confusable skeleton               yes (on its own outp
 json_unescape             json unescaped                    (decoding.py)
 html_unescape             html unescaped                    (decoding.py)
 percent_decode            percent-decoded                   (decoding.py)
-canonical_path            path canonicalised                (decoding.py)
+canonical_path            path canonicalised                (paths.py)
 base64_spans / hex_spans  base64 / hex                      (decoding.py)
 ========================  ================================  ============
 
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus_rules import usercache
-from litmus_rules.domain.decoding import LimitUnknown, canonical_path, size_text
+from litmus_rules.domain.decoding import LimitUnknown, size_text
 from litmus_rules.domain.formatchars import (
     _FORMAT_PATTERN,
     _MAYBE_FORMAT_PATTERN,
@@ -49,6 +49,7 @@ from litmus_rules.domain.formatchars import (
     _maybe_format,
     strip_each,
 )
+from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
