@@ -217,6 +217,23 @@ def test_long_runs_are_canonicalised_as_by_the_whole_text_substitution(run: str)
     assert paths._canonical_many([run, run + "/./x", "x"] * 4) == [expected, old_canonical_path(run + "/./x"), "x"] * 4
 
 
+@settings(max_examples=150, deadline=None)
+@given(_LONG_RUN, st.sampled_from([0, 3, 10**9]))
+def test_the_separator_bound_of_the_substitution_changes_no_result(run: str, bound: int) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(paths, "SUB_SEPARATORS_MAX", bound)
+        assert paths._canonical_sub(run) == old_canonical_path(run)
+
+
+def test_a_sentence_with_a_few_paths_needs_no_stand_in_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_table(text: str) -> None:
+        raise AssertionError("the stand-in table was asked for")
+
+    monkeypatch.setattr(paths, "stand_ins", no_table)
+    text = "Lädt /tmp/./données und C:\\Users\\é//x ein, café."
+    assert paths._canonical_sub(text) == old_canonical_path(text) == "Lädt /tmp/données und C:/Users/é/x ein, café."
+
+
 def test_re_reads_only_short_runs_of_segments_and_separators() -> None:
     assert paths._re_reads("C:/" * 1000) and paths._re_reads("a" * 64 + ":" + "/" * 64 + "b")
     assert not paths._re_reads("a." * 40) and not paths._re_reads("x:" + "\\" * 65 + ":")

@@ -136,15 +136,22 @@ def _re_reads(run: str) -> bool:
         _RE.SHORT_SEGMENTS.fullmatch(run) is not None and _RE.SHORT_SEPARATORS.fullmatch(run) is not None)
 
 
+# A non-ASCII text with at most this many separators (so as many tokens at most) goes through
+# RE2's substitution, ~6 us a token, which costs less than building the stand-in table (~0.1 s,
+# once per process when the user's cache has not kept it) for a few paths in a sentence.
+SUB_SEPARATORS_MAX = 64
+
+
 def _canonical_sub(text: str) -> str:
     """Every path token of `text` canonicalised (`_canonical_token`), whatever the text: its tokens
     found on its ASCII stand-in (path_roles.py; the text itself if ASCII) by one `re` pass where
     `re` is linear (`_re_reads`), else by RE2 called on the stand-in's bytes; RE2's substitution
-    only for a text with a lone surrogate."""
+    for a non-ASCII text with few separators (SUB_SEPARATORS_MAX) or a lone surrogate."""
     path_re = _path_res()[0]
     stand_in: str | None = text
     if not text.isascii():
-        table = stand_ins(text)
+        few = text.count("/") + text.count("\\") <= SUB_SEPARATORS_MAX
+        table = None if few else stand_ins(text)
         stand_in = None if table is None else text.translate(table)
     if stand_in is not None:
         if "\n" not in text and _re_reads(stand_in):  # (`_canonical_ascii` joins its runs by newlines)
