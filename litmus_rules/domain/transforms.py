@@ -49,8 +49,8 @@ from litmus_rules.domain.formatchars import (
     _maybe_format,
     strip_each,
 )
-from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.lazyre import Patterns
+from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
@@ -178,7 +178,8 @@ def _growers_add(text: str) -> int:
     growers, pattern = _growers()
     if not _re2_search(pattern, text):  # (the common case: one scan of the UTF-8, ~1 ms a MB)
         return 0
-    return sum(text.count(c) * growers[c] for c in growers.keys() & set(text))
+    # (a scan a grower, in C, where `set(text)` made a string a character: 2-10x less)
+    return sum(text.count(c) * added for c, added in growers.items() if c in text)
 
 
 def _check_growth(text: str) -> None:
