@@ -234,6 +234,15 @@ def test_a_sentence_with_a_few_paths_needs_no_stand_in_table(monkeypatch: pytest
     assert paths._canonical_sub(text) == old_canonical_path(text) == "Lädt /tmp/données und C:/Users/é/x ein, café."
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_RUN_PIECES + _NON_ASCII), min_size=1, max_size=8).map("".join),
+                min_size=paths.SCALAR_MAX + 1, max_size=30))
+def test_many_non_ascii_runs_at_once_are_canonicalised_as_one_by_one(runs: list[str]) -> None:
+    """More than SCALAR_MAX runs: the non-ASCII ones found on their stand-ins together, and only
+    the tokens whose stand-in changes (and file: URLs) taken from the runs."""
+    assert paths._canonical_many(runs) == [old_canonical_path(run) for run in runs]
+
+
 def test_re_reads_only_short_runs_of_segments_and_separators() -> None:
     assert paths._re_reads("C:/" * 1000) and paths._re_reads("a" * 64 + ":" + "/" * 64 + "b")
     assert not paths._re_reads("a." * 40) and not paths._re_reads("x:" + "\\" * 65 + ":")

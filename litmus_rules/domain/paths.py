@@ -300,21 +300,52 @@ def _canonical_ascii(runs: list[str], stand_in: list[str] | None = None) -> list
     found in the stand-ins, and canonicalised from the runs themselves."""
     joined = "\n".join(runs)
     parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
-    tokens_in = parts[1::3]
     if stand_in is not None:
-        parts = originals(parts, joined, 3)
+        return _canonical_from_stand_ins(parts, joined, runs)
     tokens, urls = parts[1::3], parts[2::3]
     paths = [k for k, url in enumerate(urls) if url is None]
     for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
         tokens[k] = canonical
     files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
     if files:  # only file: URLs name a local path: their path tokens, as those of the runs
-        urls_in = None if stand_in is None else [tokens_in[k] for k in files]
-        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files], urls_in)):
+        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files])):
             tokens[k] = canonical
     parts[1::3] = tokens
     del parts[2::3]
     out = "".join(parts).split("\n")
+    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
+    return out
+
+
+def _canonical_from_stand_ins(parts: list[Any], joined: str, runs: list[str]) -> list[str]:
+    """`_canonical_ascii` of non-ASCII `runs` (`joined` by newlines), `parts` the split of their
+    ASCII stand-ins. A token changes exactly where its stand-in does: canonicalising reads
+    separators, dots and an ASCII file: or //localhost prefix, which the stand-in keeps, and a
+    segment with any other character in it stays a segment. So the stand-ins' tokens are
+    canonicalised, and only the tokens that change, and the file: URLs, are taken from the runs
+    (by the pieces' lengths) and canonicalised there; when none does (most long runs of many
+    tokens), the runs are given back as they are."""
+    tokens_in, urls_in = parts[1::3], parts[2::3]
+    paths = [k for k, url in enumerate(urls_in) if url is None]
+    changed = [k for k, canonical in zip(paths, _canonical_paths([tokens_in[k] for k in paths])) if canonical != tokens_in[k]]
+    files = [k for k, url in enumerate(urls_in) if url is not None and url[:5].lower() == "file:"]
+    if not changed and not files:
+        return list(runs)
+    lengths = [0] * (2 * len(tokens_in) + 1)  # each piece between tokens, each token
+    lengths[0::2], lengths[1::2] = map(len, parts[0::3]), map(len, tokens_in)
+    ends = list(accumulate(lengths))
+    new = dict(zip(changed, _canonical_paths([joined[ends[2 * k]:ends[2 * k + 1]] for k in changed])))
+    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
+        new.update(zip(files, _canonical_urls([joined[ends[2 * k]:ends[2 * k + 1]] for k in files],
+                                              [tokens_in[k] for k in files])))
+    pieces = []
+    done = 0
+    for k in sorted(new):
+        pieces.append(joined[done:ends[2 * k]])
+        pieces.append(new[k])
+        done = ends[2 * k + 1]
+    pieces.append(joined[done:])
+    out = "".join(pieces).split("\n")
     assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
     return out
 
