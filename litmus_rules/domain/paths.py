@@ -227,9 +227,10 @@ def _canonical_run(run: str) -> str:
 def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
     """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
     joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
-    together (`_canonical_paths`); the short non-ASCII runs so too, from their ASCII stand-ins
-    (path_roles.py; `stand_in`: each run's, when the caller has them); each long run, or a few
-    non-ASCII ones, by RE2 (`_canonical_sub`)."""
+    together (`_canonical_paths`), and the long ASCII runs on which `re` is linear with them
+    (`_re_reads`); the short non-ASCII runs so too, from their ASCII stand-ins (path_roles.py;
+    `stand_in`: each run's, when the caller has them); any other long run, or a few non-ASCII
+    ones, by `_canonical_sub`."""
     out = list(map(_canonical_memo.get, runs))
     short: list[int] = []  # the runs not remembered, sorted: short ASCII ones,
     wide: list[int] = []  # short non-ASCII ones; long ones are canonicalised at once
@@ -297,7 +298,8 @@ def _canonical_ascii(runs: list[str], stand_in: list[str] | None = None) -> list
     boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
     tokens, each token and its URL group, in C; the tokens are canonicalised together. With
     their ASCII stand-ins (`stand_in`, path_roles.py), the runs may be non-ASCII: the tokens are
-    found in the stand-ins, and canonicalised from the runs themselves."""
+    found in the stand-ins, and those that change canonicalised from the runs themselves
+    (`_canonical_from_stand_ins`)."""
     joined = "\n".join(runs)
     parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
     if stand_in is not None:
@@ -377,8 +379,9 @@ except ImportError:  # pragma: no cover - not CPython 3.11+ on POSIX
 
 
 def _canonical_paths(paths: list[str]) -> list[str]:
-    """`_canonical` of each ASCII path (no newline in any): each step once, on all of them joined
-    by newlines, then normpath (C) of each."""
+    """`_canonical` of each path (no newline in any; its prefixes and separators are ASCII, and
+    any other character is part of a segment): each step once, on all of them joined by
+    newlines, then normpath (C) of each."""
     joined = "\n" + "\n".join(paths)
     if ":" in joined:
         joined = _RE.FILE_PREFIX.sub("\n", joined)
