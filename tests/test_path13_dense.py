@@ -243,6 +243,18 @@ def test_many_non_ascii_runs_at_once_are_canonicalised_as_one_by_one(runs: list[
     assert paths._canonical_many(runs) == [old_canonical_path(run) for run in runs]
 
 
+def test_the_direct_re2_calls_are_used_and_checked_against_the_wrapper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_ascii_tokens` calls the google-re2 wrapper's compiled pattern directly (not its public
+    API): on this install it agrees with the wrapper, and where it would not, `sub` is used."""
+    assert paths._direct_calls_agree()
+    run = ("C:/" * 50 + "a" * 70 + "/./x ") * 3
+    expected = old_canonical_path(run)
+    assert paths._canonical_sub(run) == expected
+    monkeypatch.setattr(paths, "_direct_calls_agree", lambda: False)
+    assert paths._ascii_tokens(paths._path_res()[0], run) is None
+    assert paths._canonical_sub(run) == expected
+
+
 def test_re_reads_only_short_runs_of_segments_and_separators() -> None:
     assert paths._re_reads("C:/" * 1000) and paths._re_reads("a" * 64 + ":" + "/" * 64 + "b")
     assert not paths._re_reads("a." * 40) and not paths._re_reads("x:" + "\\" * 65 + ":")

@@ -168,12 +168,16 @@ def _canonical_sub(text: str) -> str:
 def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None:
     """(start, end, is a URL) of each path token of ASCII `text`, found by calling RE2 on its bytes
     directly: the wrapper's `sub` costs ~6 us a token in Python (a long run can hold 300,000), a
-    direct call ~1.5 us. None where the wrapper has no such entry point (then `sub` is used)."""
-    try:
-        match = path_re._regexp.Match
-        unanchored = type(path_re._regexp).Anchor.UNANCHORED
-    except AttributeError:  # pragma: no cover - another google-re2 layout
+    direct call ~1.5 us. None where that entry point (the wrapper's, not public) is missing or does
+    not give what the wrapper's own `finditer` gives (`_direct_calls_agree`): then `sub` is used."""
+    if not _direct_calls_agree():
         return None
+    return _direct_tokens(path_re, text)
+
+
+def _direct_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]]:
+    match = path_re._regexp.Match
+    unanchored = type(path_re._regexp).Anchor.UNANCHORED
     data = text.encode("ascii")
     n = len(data)
     out = []
@@ -185,6 +189,19 @@ def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None
             break
         out.append((start, pos, spans[1][0] >= 0))
     return out
+
+
+@functools.cache
+def _direct_calls_agree() -> bool:
+    """Whether `_direct_tokens` finds what the wrapper finds, asked once per process of a text
+    with every kind of token (paths, drives, file: and other URLs, dot segments)."""
+    probe = "see C:\\a/./b, ~/c and ../d//e at file:///x//y or http://h/a/../b; /f/ g/h\\"
+    path_re = _path_res()[0]
+    try:
+        found = _direct_tokens(path_re, probe)
+    except (AttributeError, TypeError, ValueError, IndexError):  # pragma: no cover - another google-re2 layout
+        return False
+    return found == [(m.start(), m.end(), m.group(1) is not None) for m in path_re.finditer(probe)]
 
 
 def _canonical_spans(text: str, spans: list[tuple[int, int, bool]], stand_in: str | None = None) -> str:
