@@ -10,7 +10,8 @@ and the episode rejects); a 2 KB input schema whose `$ref`s multiply (2^30 argum
 stops at MAX_SURFACES and the episode rejects); a 1 MB description of distinct runs of escapes
 (`\\x41\\65\\u{41}&#65;%41`, each different: every decoded form a path-dense text of ~60,000
 runs, non-ASCII once HTML-decoded); a 1 MB description that is one run (no token boundary) of
-`C:/C:/...` ending in `./`: 333,000 path tokens in a run that may change. Printed per row, each the
+`C:/C:/...` ending in `./`: 333,000 path tokens in a run that may change; the same of `é:/é:/...`
+(non-ASCII: its tokens are found on an ASCII stand-in). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -198,6 +199,9 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(13)
     ep["context"]["tools"][0]["description"] = "C:/" * (SIZE // 3) + "./"
     rows.append(("1 MB one run of 333k path tokens", ep))
+    ep = _base(14)
+    ep["context"]["tools"][0]["description"] = "é:/" * (SIZE // 3) + "é/./x"
+    rows.append(("1 MB one non-ASCII run of tokens", ep))
     return rows
 
 
