@@ -21,9 +21,9 @@ import functools
 import posixpath
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import accumulate, compress, repeat
-from operator import is_, lt, or_
+from operator import is_, is_not, lt, ne, not_, or_
 from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
@@ -156,17 +156,17 @@ def _canonical_sub(text: str) -> str:
     if stand_in is not None:
         if "\n" not in text and _re_reads(stand_in):  # (`_canonical_ascii` joins its runs by newlines)
             return _canonical_ascii([text], None if stand_in is text else [stand_in])[0]
-        spans = _ascii_tokens(path_re, stand_in)
-        if spans is not None:
-            return _canonical_spans(text, spans, None if stand_in is text else stand_in)
+        tokens = _ascii_tokens(path_re, stand_in)
+        if tokens is not None:
+            return _canonical_spans(text, *tokens, None if stand_in is text else stand_in)
     try:
         return path_re.sub(_canonical_token, text)  # type: ignore[no-any-return]
     except UnicodeEncodeError:
         return path_re.sub(_canonical_token, _RE.SURROGATE.sub("\ufffd", text))  # type: ignore[no-any-return]
 
 
-def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None:
-    """(start, end, is a URL) of each path token of ASCII `text`, found by calling RE2 on its bytes
+def _ascii_tokens(path_re: Any, text: str) -> tuple[list[int], list[int], list[bool]] | None:
+    """The starts, ends and whether each is a URL of the path tokens of ASCII `text`, found by calling RE2 on its bytes
     directly: the wrapper's `sub` costs ~6 us a token in Python (a long run can hold 300,000), a
     direct call ~1.5 us. None where that entry point (the wrapper's, not public) is missing or does
     not give what the wrapper's own `finditer` gives (`_direct_calls_agree`): then `sub` is used."""
@@ -175,20 +175,24 @@ def _ascii_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]] | None
     return _direct_tokens(path_re, text)
 
 
-def _direct_tokens(path_re: Any, text: str) -> list[tuple[int, int, bool]]:
+def _direct_tokens(path_re: Any, text: str) -> tuple[list[int], list[int], list[bool]]:
     match = path_re._regexp.Match
     unanchored = type(path_re._regexp).Anchor.UNANCHORED
     data = text.encode("ascii")
     n = len(data)
-    out = []
+    starts: list[int] = []
+    ends: list[int] = []
+    urls: list[bool] = []
     pos = 0
     while pos < n:  # (a token is never empty: it holds a separator and a segment)
         spans = match(unanchored, data, pos, n)
         start, pos = spans[0]
         if start < 0:
             break
-        out.append((start, pos, spans[1][0] >= 0))
-    return out
+        starts.append(start)
+        ends.append(pos)
+        urls.append(spans[1][0] >= 0)
+    return starts, ends, urls
 
 
 @functools.cache
@@ -201,29 +205,56 @@ def _direct_calls_agree() -> bool:
         found = _direct_tokens(path_re, probe)
     except (AttributeError, TypeError, ValueError, IndexError):  # pragma: no cover - another google-re2 layout
         return False
-    return found == [(m.start(), m.end(), m.group(1) is not None) for m in path_re.finditer(probe)]
+    return list(zip(*found)) == [(m.start(), m.end(), m.group(1) is not None) for m in path_re.finditer(probe)]
 
 
-def _canonical_spans(text: str, spans: list[tuple[int, int, bool]], stand_in: str | None = None) -> str:
-    """`text` with each path token of `spans` canonicalised as `_canonical_token` does, the paths
-    all at once (`_canonical_paths`), file: URLs too (`_canonical_urls`, from their places in the
-    text's ASCII `stand_in` if it has one), other URLs left as they are."""
-    if not spans:
+def _changes(tokens: list[str], urls: list[bool],
+             originals: Callable[[list[int]], list[str]] | None = None) -> tuple[list[int], list[str]]:
+    """Which of the path tokens change, and to what, as `_canonical_token` changes them (`urls`:
+    whether each is a URL): the paths all at once (`_canonical_paths`), file: URLs too
+    (`_canonical_urls`), other URLs not. `originals`: the text's own tokens at some of those
+    places, when `tokens` were found in its ASCII stand-in (path_roles.py). A token changes
+    exactly where its stand-in does (canonicalising reads separators, dots and an ASCII file: or
+    //localhost prefix, which the stand-in keeps, and a segment with any other character in it
+    stays a segment), so only those are canonicalised again from the text. The loops over the
+    tokens (300,000 in a long run) are calls into C."""
+    paths = list(compress(range(len(tokens)), map(not_, urls)))
+    found = list(map(tokens.__getitem__, paths))
+    canonical = _canonical_paths(found)
+    differs = list(map(ne, canonical, found))
+    at, new = list(compress(paths, differs)), list(compress(canonical, differs))
+    if originals is not None and at:
+        new = _canonical_paths(originals(at))
+    files = [k for k in compress(range(len(tokens)), urls) if tokens[k][:5].lower() == "file:"]
+    if files:  # only file: URLs name a local path: their path tokens, as those of the text
+        in_files = [tokens[k] for k in files]
+        replaced = dict(zip(at, new))
+        replaced.update(zip(files, _canonical_urls(in_files) if originals is None
+                            else _canonical_urls(originals(files), in_files)))
+        at = sorted(replaced)
+        new = list(map(replaced.__getitem__, at))
+    return at, new
+
+
+def _canonical_spans(text: str, starts: list[int], ends: list[int], urls: list[bool], stand_in: str | None = None,
+                     tokens: list[str] | None = None) -> str:
+    """`text` with the path tokens from `starts` to `ends` that change put back changed
+    (`_changes`); with its ASCII `stand_in`, the tokens were found there. `tokens`: the tokens as
+    they are there, when the caller has them."""
+    if not starts:
         return text
-    tokens = [text[start:end] for start, end, _ in spans]
-    paths = [k for k, (_, _, url) in enumerate(spans) if not url]
-    _put(tokens, paths, _canonical_paths([tokens[k] for k in paths]))
-    files = [k for k, (_, _, url) in enumerate(spans) if url and tokens[k][:5].lower() == "file:"]
-    if files:
-        urls_in = None if stand_in is None else [stand_in[spans[k][0]:spans[k][1]] for k in files]
-        _put(tokens, files, _canonical_urls([tokens[k] for k in files], urls_in))
-    pieces = []
-    done = 0
-    for (start, end, _), token in zip(spans, tokens):
-        pieces.append(text[done:start])
-        pieces.append(token)
-        done = end
-    pieces.append(text[done:])
+    if tokens is None:
+        tokens = list(map((text if stand_in is None else stand_in).__getitem__, map(slice, starts, ends)))
+
+    def originals(at: list[int]) -> list[str]:
+        return list(map(text.__getitem__, map(slice, map(starts.__getitem__, at), map(ends.__getitem__, at))))
+
+    at, new = _changes(tokens, urls, None if stand_in is None else originals)
+    if not at:
+        return text
+    pieces = [""] * (2 * len(at) + 1)  # the text between the tokens put back, and each of them
+    pieces[0::2] = map(text.__getitem__, map(slice, [0, *map(ends.__getitem__, at)], [*map(starts.__getitem__, at), len(text)]))
+    pieces[1::2] = new
     return "".join(pieces)
 
 
@@ -310,63 +341,34 @@ _PATH_SPLIT_ASCII_SPEC = _spec("(" + _PATH_RE_ASCII_SPEC[0] + ")", re.ASCII)
 
 
 def _canonical_ascii(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
-    """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no boundary character in
-    any). Joined by newlines they are one text whose tokens are each run's: a newline is a token
-    boundary, and \\b sees it as it sees a run's edges. `split` returns the pieces between the
-    tokens, each token and its URL group, in C; the tokens are canonicalised together. With
-    their ASCII stand-ins (`stand_in`, path_roles.py), the runs may be non-ASCII: the tokens are
-    found in the stand-ins, and those that change canonicalised from the runs themselves
-    (`_canonical_from_stand_ins`)."""
+    """`_PATH_RE_ASCII.sub(_canonical_token, run)` of each ASCII run (no newline in any). Joined
+    by newlines they are one text whose tokens are each run's: a newline is a token boundary, and
+    \\b sees it as it sees a run's edges. `split` returns the pieces between the tokens, each token
+    and its URL group, in C; the tokens that change (`_changes`) are put back in their places.
+    With their ASCII stand-ins (`stand_in`, path_roles.py), the runs may be non-ASCII: the tokens
+    are found in the stand-ins, and put back in the runs by the pieces' lengths."""
     joined = "\n".join(runs)
-    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(joined if stand_in is None else "\n".join(stand_in))
-    if stand_in is not None:
-        return _canonical_from_stand_ins(parts, joined, runs)
-    tokens, urls = parts[1::3], parts[2::3]
-    paths = [k for k, url in enumerate(urls) if url is None]
-    for k, canonical in zip(paths, _canonical_paths([tokens[k] for k in paths])):
-        tokens[k] = canonical
-    files = [k for k, url in enumerate(urls) if url is not None and url[:5].lower() == "file:"]
-    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
-        for k, canonical in zip(files, _canonical_urls([tokens[k] for k in files])):
-            tokens[k] = canonical
-    parts[1::3] = tokens
-    del parts[2::3]
-    out = "".join(parts).split("\n")
-    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
-    return out
-
-
-def _canonical_from_stand_ins(parts: list[Any], joined: str, runs: list[str]) -> list[str]:
-    """`_canonical_ascii` of non-ASCII `runs` (`joined` by newlines), `parts` the split of their
-    ASCII stand-ins. A token changes exactly where its stand-in does: canonicalising reads
-    separators, dots and an ASCII file: or //localhost prefix, which the stand-in keeps, and a
-    segment with any other character in it stays a segment. So the stand-ins' tokens are
-    canonicalised, and only the tokens that change, and the file: URLs, are taken from the runs
-    (by the pieces' lengths) and canonicalised there; when none does (most long runs of many
-    tokens), the runs are given back as they are."""
-    tokens_in, urls_in = parts[1::3], parts[2::3]
-    paths = [k for k, url in enumerate(urls_in) if url is None]
-    changed = [k for k, canonical in zip(paths, _canonical_paths([tokens_in[k] for k in paths])) if canonical != tokens_in[k]]
-    files = [k for k, url in enumerate(urls_in) if url is not None and url[:5].lower() == "file:"]
-    if not changed and not files:
-        return list(runs)
-    lengths = [0] * (2 * len(tokens_in) + 1)  # each piece between tokens, each token
-    lengths[0::2], lengths[1::2] = map(len, parts[0::3]), map(len, tokens_in)
-    ends = list(accumulate(lengths))
-    new = dict(zip(changed, _canonical_paths([joined[ends[2 * k]:ends[2 * k + 1]] for k in changed])))
-    if files:  # only file: URLs name a local path: their path tokens, as those of the runs
-        new.update(zip(files, _canonical_urls([joined[ends[2 * k]:ends[2 * k + 1]] for k in files],
-                                              [tokens_in[k] for k in files])))
-    pieces = []
-    done = 0
-    for k in sorted(new):
-        pieces.append(joined[done:ends[2 * k]])
-        pieces.append(new[k])
-        done = ends[2 * k + 1]
-    pieces.append(joined[done:])
-    out = "".join(pieces).split("\n")
-    assert len(out) == len(runs)  # no token holds a newline, and canonicalising makes none
-    return out
+    searched = joined if stand_in is None else "\n".join(stand_in)
+    parts: list[Any] = _RE.PATH_SPLIT_ASCII.split(searched)
+    tokens, urls = parts[1::3], list(map(is_not, parts[2::3], repeat(None)))
+    if stand_in is None:
+        at, new = _changes(tokens, urls)
+        if not at:
+            return list(runs)
+        _put(tokens, at, new)
+        parts[1::3] = tokens
+        del parts[2::3]
+        out = "".join(parts)
+    else:
+        lengths = [0] * (2 * len(tokens) + 1)  # each piece between tokens, each token
+        lengths[0::2], lengths[1::2] = map(len, parts[0::3]), map(len, tokens)
+        ends = list(accumulate(lengths))
+        out = _canonical_spans(joined, ends[0:-1:2], ends[1::2], urls, searched, tokens)
+        if out is joined:
+            return list(runs)
+    lines = out.split("\n")
+    assert len(lines) == len(runs)  # no token holds a newline, and canonicalising makes none
+    return lines
 
 
 _PATH_BODY_SPLIT_ASCII_SPEC = _spec("(" + _PATH_BODY_ASCII_SPEC[0] + ")", re.ASCII)
