@@ -20,7 +20,7 @@ from litmus_rules import load_rules, load_rules_text
 from litmus_rules.cli import main
 from litmus_rules.engine.verdict import SCORED, VerdictJSON
 from litmus_rules.io.load import iter_episodes
-from litmus_rules.lang.trace import JSONValues
+from litmus_rules.lang.trace_build import JSONValues
 from litmus_rules.lang.values import to_json as value_json
 from litmus_rules.render import json as render
 

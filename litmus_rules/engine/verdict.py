@@ -7,7 +7,8 @@ from typing import Any
 
 from litmus_rules._resources import installed_version
 from litmus_rules.lang.records import record
-from litmus_rules.lang.trace import JSONValues, RuleTrace, finite_name
+from litmus_rules.lang.trace import RuleTrace
+from litmus_rules.lang.trace_build import JSONValues, finite_name
 from litmus_rules.lang.trace_memo import TraceMemo
 
 SCORED = "SCORED"
