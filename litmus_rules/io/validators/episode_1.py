@@ -39,15 +39,15 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json(data, custom_fo
         if "benchmark" in data_keys:
             data_keys.remove("benchmark")
             data__benchmark = data["benchmark"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_benchmark(data__benchmark, custom_formats, (name_prefix or "data") + ".benchmark")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_benchmark(data__benchmark, custom_formats, name_prefix)
         if "context" in data_keys:
             data_keys.remove("context")
             data__context = data["context"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_context(data__context, custom_formats, (name_prefix or "data") + ".context")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_context(data__context, custom_formats, name_prefix)
         if "detector" in data_keys:
             data_keys.remove("detector")
             data__detector = data["detector"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_detector(data__detector, custom_formats, (name_prefix or "data") + ".detector")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_detector(data__detector, custom_formats, name_prefix)
         if "canaries" in data_keys:
             data_keys.remove("canaries")
             data__canaries = data["canaries"]
@@ -57,19 +57,19 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json(data, custom_fo
             if data__canaries_is_list:
                 data__canaries_len = len(data__canaries)
                 for data__canaries_x, data__canaries_item in enumerate(data__canaries):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_canary(data__canaries_item, custom_formats, (name_prefix or "data") + ".canaries[{data__canaries_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_canary(data__canaries_item, custom_formats, name_prefix)
         if "provenance" in data_keys:
             data_keys.remove("provenance")
             data__provenance = data["provenance"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_provenance(data__provenance, custom_formats, (name_prefix or "data") + ".provenance")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_provenance(data__provenance, custom_formats, name_prefix)
         if "controls" in data_keys:
             data_keys.remove("controls")
             data__controls = data["controls"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_controls(data__controls, custom_formats, (name_prefix or "data") + ".controls")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_controls(data__controls, custom_formats, name_prefix)
         if "episode" in data_keys:
             data_keys.remove("episode")
             data__episode = data["episode"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_episode(data__episode, custom_formats, (name_prefix or "data") + ".episode")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_episode(data__episode, custom_formats, name_prefix)
         if "extra" in data_keys:
             data_keys.remove("extra")
             data__extra = data["extra"]
@@ -93,7 +93,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_episode(
         if "transcript" in data_keys:
             data_keys.remove("transcript")
             data__transcript = data["transcript"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_transcript(data__transcript, custom_formats, (name_prefix or "data") + ".transcript")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_transcript(data__transcript, custom_formats, name_prefix)
         if "dispatch" in data_keys:
             data_keys.remove("dispatch")
             data__dispatch = data["dispatch"]
@@ -103,7 +103,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_episode(
             if data__dispatch_is_list:
                 data__dispatch_len = len(data__dispatch)
                 for data__dispatch_x, data__dispatch_item in enumerate(data__dispatch):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_dispatch_record(data__dispatch_item, custom_formats, (name_prefix or "data") + ".dispatch[{data__dispatch_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_dispatch_record(data__dispatch_item, custom_formats, name_prefix)
         if "decision_step" in data_keys:
             data_keys.remove("decision_step")
             data__decisionstep = data["decision_step"]
@@ -160,7 +160,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_transcri
     if data_is_list:
         data_len = len(data)
         for data_x, data_item in enumerate(data):
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(data_item, custom_formats, (name_prefix or "data") + "[{data_x}]".format(**locals()))
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(data_item, custom_formats, name_prefix)
     return data
 
 def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(data, custom_formats={}, name_prefix=None):
@@ -186,7 +186,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(
             if data__content_is_list:
                 data__content_len = len(data__content)
                 for data__content_x, data__content_item in enumerate(data__content):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_part(data__content_item, custom_formats, (name_prefix or "data") + ".content[{data__content_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_part(data__content_item, custom_formats, name_prefix)
         if "name" in data_keys:
             data_keys.remove("name")
             data__name = data["name"]
@@ -236,27 +236,27 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_controls
         if "null" in data_keys:
             data_keys.remove("null")
             data__null = data["null"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__null, custom_formats, (name_prefix or "data") + ".null")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__null, custom_formats, name_prefix)
         if "positive" in data_keys:
             data_keys.remove("positive")
             data__positive = data["positive"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__positive, custom_formats, (name_prefix or "data") + ".positive")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__positive, custom_formats, name_prefix)
         if "refusal" in data_keys:
             data_keys.remove("refusal")
             data__refusal = data["refusal"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__refusal, custom_formats, (name_prefix or "data") + ".refusal")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__refusal, custom_formats, name_prefix)
         if "compliance" in data_keys:
             data_keys.remove("compliance")
             data__compliance = data["compliance"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__compliance, custom_formats, (name_prefix or "data") + ".compliance")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__compliance, custom_formats, name_prefix)
         if "trivial_empty" in data_keys:
             data_keys.remove("trivial_empty")
             data__trivialempty = data["trivial_empty"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__trivialempty, custom_formats, (name_prefix or "data") + ".trivial_empty")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__trivialempty, custom_formats, name_prefix)
         if "trivial_dump" in data_keys:
             data_keys.remove("trivial_dump")
             data__trivialdump = data["trivial_dump"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__trivialdump, custom_formats, (name_prefix or "data") + ".trivial_dump")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data__trivialdump, custom_formats, name_prefix)
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data
@@ -270,7 +270,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data
         if "transcript" in data_keys:
             data_keys.remove("transcript")
             data__transcript = data["transcript"]
-            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_transcript(data__transcript, custom_formats, (name_prefix or "data") + ".transcript")
+            validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_transcript(data__transcript, custom_formats, name_prefix)
         if "dispatch" in data_keys:
             data_keys.remove("dispatch")
             data__dispatch = data["dispatch"]
@@ -280,7 +280,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_run(data
             if data__dispatch_is_list:
                 data__dispatch_len = len(data__dispatch)
                 for data__dispatch_x, data__dispatch_item in enumerate(data__dispatch):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_dispatch_record(data__dispatch_item, custom_formats, (name_prefix or "data") + ".dispatch[{data__dispatch_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_dispatch_record(data__dispatch_item, custom_formats, name_prefix)
         if "label" in data_keys:
             data_keys.remove("label")
             data__label = data["label"]
@@ -408,7 +408,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_detector
             if data__signals_is_list:
                 data__signals_len = len(data__signals)
                 for data__signals_x, data__signals_item in enumerate(data__signals):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_signal(data__signals_item, custom_formats, (name_prefix or "data") + ".signals[{data__signals_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_signal(data__signals_item, custom_formats, name_prefix)
         if "rubric" in data_keys:
             data_keys.remove("rubric")
             data__rubric = data["rubric"]
@@ -560,7 +560,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_context(
             if data__messages_is_list:
                 data__messages_len = len(data__messages)
                 for data__messages_x, data__messages_item in enumerate(data__messages):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(data__messages_item, custom_formats, (name_prefix or "data") + ".messages[{data__messages_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_message(data__messages_item, custom_formats, name_prefix)
         if "tools" in data_keys:
             data_keys.remove("tools")
             data__tools = data["tools"]
@@ -570,7 +570,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_context(
             if data__tools_is_list:
                 data__tools_len = len(data__tools)
                 for data__tools_x, data__tools_item in enumerate(data__tools):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_tool(data__tools_item, custom_formats, (name_prefix or "data") + ".tools[{data__tools_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_tool(data__tools_item, custom_formats, name_prefix)
         if "skills" in data_keys:
             data_keys.remove("skills")
             data__skills = data["skills"]
@@ -580,7 +580,7 @@ def validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_context(
             if data__skills_is_list:
                 data__skills_len = len(data__skills)
                 for data__skills_x, data__skills_item in enumerate(data__skills):
-                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_skill(data__skills_item, custom_formats, (name_prefix or "data") + ".skills[{data__skills_x}]".format(**locals()))
+                    validate_https___litmus_rules_invalid_schemas_episode_1_json___defs_skill(data__skills_item, custom_formats, name_prefix)
         if data_keys:
             raise JsonSchemaValueException("" + (name_prefix or "data") + " must not contain "+str(data_keys)+" properties")
     return data
