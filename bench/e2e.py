@@ -12,9 +12,10 @@ Each is checked as users run it, in a subprocess (`check FILE --format jsonl --j
 and its CPU (user + system, `getrusage` of the children) is divided by the episode count: for this
 commit, for `--baseline` (checked out with `git worktree add` into a temporary folder and run from
 there), and for the floor (bench/floor.py: the same verdicts in plain Python, no DSL, traces or
-validation). Min and median over `--runs` runs; a warm-up run first compiles the bytecode (kept in
-a temporary PYTHONPYCACHEPREFIX) and the parser cache, as an installed package has them. Targets
-(issue 13): at least 3x less CPU than d84b315, at most 1.5x the floor.
+validation). Min and median over `--runs` runs, the variants taking turns; a warm-up run first
+compiles the bytecode (kept in a temporary PYTHONPYCACHEPREFIX) and the parser cache, as an
+installed package has them. Targets (issue 13): at least 3x less CPU than d84b315, at most 1.5x
+the floor.
 """
 
 from __future__ import annotations
@@ -196,11 +197,16 @@ def report(inputs: list[tuple[str, Path]], variants: list[tuple[str, dict[str, s
     for label, path in inputs:
         n = count_lines(path)
         kb = path.stat().st_size / n / 1024
+        # the variants take turns, run after run: a machine whose load drifts (a shared one) weighs
+        # on each of them alike, where three runs of one and then three of the next would not
+        times: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        for _ in range(runs):
+            for name, env, cmd in variants:
+                times[name].append(cpu_of(cmd(path), env) / n * 1000)
         cells, medians = [], {}
-        for name, env, cmd in variants:
-            times = [cpu_of(cmd(path), env) / n * 1000 for _ in range(runs)]
-            medians[name] = statistics.median(times)
-            cells.append(f"{min(times):7.2f} / {medians[name]:6.2f} ms")
+        for name, _, _ in variants:
+            medians[name] = statistics.median(times[name])
+            cells.append(f"{min(times[name]):7.2f} / {medians[name]:6.2f} ms")
         ratios = []
         if baseline and baseline in medians:
             gain = medians[baseline] / medians["this"]
