@@ -126,9 +126,12 @@ def _list_key(value: Any) -> tuple[tuple[str, tuple[Any, ...]], str] | None:
     """A short list of scalars as (its elements' kinds, its elements), kind 'l'; else None."""
     if value.__class__ is not list or len(value) > TRACE_ITEMS:
         return None
-    kinds = "".join(map(_KIND.get, map(type, value), repeat(_NOT_A_KEY)))
-    if _NOT_A_KEY in kinds or any(len(v) > TRACE_STRING for v in value if v.__class__ is str):
-        return None
+    kinds = ""  # (a loop: most such lists hold none or one element, where map and join cost more)
+    for v in value:
+        kind = _KIND.get(v.__class__)
+        if kind is None or (kind == "s" and len(v) > TRACE_STRING):
+            return None
+        kinds += kind
     return (kinds, tuple(value)), "l"
 
 
