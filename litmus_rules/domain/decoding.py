@@ -26,7 +26,6 @@ are all decoded (at most 3/4 of the input).
 from __future__ import annotations
 
 import re
-import urllib.parse
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -62,8 +61,15 @@ def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
 
 # --- escapes and encodings ------------------------------------------------------------------------
 
+# A run of two or more `\\uXXXX` escapes (no lone surrogate) and a run of `\\xXX` escapes are each one
+# match, decoded in C (their hex digits as UTF-16 or Latin-1 bytes): a text of a million escapes
+# costs one call per run, not one per escape. Each escape of a run is one the alternatives below
+# would match alone, at the same places (a run starts where a single escape would), to the same
+# characters; a surrogate that pairs with no neighbour ends a run, and is left as it is below.
 _JSON_ESCAPE_RE_SPEC = _spec(
-    r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"  # surrogate pair
+    r"((?:\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}){2,})"
+    r"|((?:\\x[0-9a-fA-F]{2}){2,})"
+    r"|\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"  # surrogate pair
     r"|\\u\{([0-9a-fA-F]{1,6})\}"  # ES6 code point escape
     r"|\\u([0-9a-fA-F]{4})"
     r"|\\x([0-9a-fA-F]{2})"
@@ -73,7 +79,11 @@ _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\
 
 
 def _json_escape(m: re.Match[str]) -> str:
-    hi, lo, astral, bmp, byte, simple = m.groups()
+    units, bytes_, hi, lo, astral, bmp, byte, simple = m.groups()
+    if units is not None:
+        return bytes.fromhex(units.replace("\\u", "")).decode("utf-16-be")
+    if bytes_ is not None:
+        return bytes.fromhex(bytes_.replace("\\x", "")).decode("latin-1")
     if hi is not None:
         return chr(0x10000 + ((int(hi, 16) - 0xD800) << 10) + (int(lo, 16) - 0xDC00))
     if astral is not None:
@@ -152,7 +162,20 @@ def _unescape(text: str) -> str:
 
 
 def _unquote(text: str) -> str:
-    return urllib.parse.unquote(text, errors="replace")
+    """`urllib.parse.unquote(text, errors="replace")`, each run of escapes decoded in C at once
+    (urllib decodes escape by escape in Python). The same text: urllib decodes each ASCII stretch
+    as UTF-8, and an ASCII character is never part of a multi-byte sequence, so decoding the runs
+    of escapes alone gives the same characters (tests/test_decoding_runs13.py checks it)."""
+    if "%" not in text:
+        return text
+    return _RE.PERCENT_RUN.sub(_percent_run, text)
+
+
+_PERCENT_RUN_SPEC = _spec(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _percent_run(m: re.Match[str]) -> str:
+    return bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "replace")
 
 
 @memo_large
