@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import encoded, partial, paths
+from litmus_rules.domain import encoded, partial, path_roles, paths
 
 # --- the former implementations (the oracle) -------------------------------------------------
 
@@ -230,8 +230,31 @@ def test_a_sentence_with_a_few_paths_needs_no_stand_in_table(monkeypatch: pytest
         raise AssertionError("the stand-in table was asked for")
 
     monkeypatch.setattr(paths, "stand_ins", no_table)
+    monkeypatch.setattr(paths, "table_loaded", lambda: False)  # a process that has not built it yet
+    monkeypatch.setattr(paths, "_sub_chars", 0)
     text = "Lädt /tmp/./données und C:\\Users\\é//x ein, café."
     assert paths._canonical_sub(text) == old_canonical_path(text) == "Lädt /tmp/données und C:/Users/é/x ein, café."
+
+
+def test_long_texts_with_few_paths_get_the_table_once_their_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RE2's substitution reads a non-ASCII text in time that grows with its tokens' length: past
+    SUB_CHARS_BUDGET characters in a process, such texts are read on their stand-ins."""
+    asked: list[int] = []
+
+    def counted(text: str) -> str | None:
+        asked.append(len(text))
+        return path_roles.stand_ins(text)
+
+    monkeypatch.setattr(paths, "stand_ins", counted)
+    monkeypatch.setattr(paths, "table_loaded", lambda: False)
+    monkeypatch.setattr(paths, "_sub_chars", 0)
+    text = "données\\" * 40 + "é/./x " + "中" * 5000
+    for _ in range(2 * paths.SUB_CHARS_BUDGET // len(text) + 2):
+        assert paths._canonical_sub(text) == old_canonical_path(text)
+    assert asked and paths._sub_chars <= paths.SUB_CHARS_BUDGET
+    monkeypatch.setattr(paths, "table_loaded", lambda: True)  # once built, it serves every text
+    asked.clear()
+    assert paths._canonical_sub("C:\\é\\..\\x") == "C:/x" and asked
 
 
 @settings(max_examples=200, deadline=None)

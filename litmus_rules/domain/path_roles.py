@@ -52,6 +52,11 @@ def stand_ins(text: str) -> str | None:
     return _table()
 
 
+def table_loaded() -> bool:
+    """Whether this process has the table already (building it again costs nothing)."""
+    return _table.cache_info().currsize > 0
+
+
 _TABLE_FORMAT = 1  # bump when what the table says changes
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import originals, stand_ins
+from litmus_rules.domain.path_roles import originals, stand_ins, table_loaded
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 
 
@@ -137,21 +137,37 @@ def _re_reads(run: str) -> bool:
 
 
 # A non-ASCII text with at most this many separators (so as many tokens at most) goes through
-# RE2's substitution, ~6 us a token, which costs less than building the stand-in table (~0.1 s,
-# once per process when the user's cache has not kept it) for a few paths in a sentence.
+# RE2's substitution, ~6 us a short token, which costs less than building the stand-in table
+# (~0.1 s, once per process when the user's cache has not kept it) for a few paths in a sentence.
+# But RE2 on non-ASCII text costs as much as its tokens are long (~1 us for 4 characters: the
+# 190,000 random letters of a million `\\uXXXX` escapes, a backslash in every 40, took 0.30 s, and
+# 0.13 s on the stand-in): so only until such texts add up to SUB_CHARS_BUDGET characters in a
+# process, or the table is there anyway; then the table serves them all.
 SUB_SEPARATORS_MAX = 64
+SUB_CHARS_BUDGET = 1 << 16
+_sub_chars = 0  # the characters of the texts given to RE2's substitution so far
+
+
+def _substituted(text: str) -> bool:
+    """Whether non-ASCII `text` goes through RE2's substitution (see SUB_SEPARATORS_MAX)."""
+    global _sub_chars
+    if (text.count("/") + text.count("\\") > SUB_SEPARATORS_MAX or _sub_chars + len(text) > SUB_CHARS_BUDGET
+            or table_loaded()):
+        return False
+    _sub_chars += len(text)  # (a race between threads only moves the moment the table is built)
+    return True
 
 
 def _canonical_sub(text: str) -> str:
     """Every path token of `text` canonicalised (`_canonical_token`), whatever the text: its tokens
     found on its ASCII stand-in (path_roles.py; the text itself if ASCII) by one `re` pass where
     `re` is linear (`_re_reads`), else by RE2 called on the stand-in's bytes; RE2's substitution
-    for a non-ASCII text with few separators (SUB_SEPARATORS_MAX) or a lone surrogate."""
+    for a non-ASCII text with few separators before the table is built (`_substituted`) or with a
+    lone surrogate."""
     path_re = _path_res()[0]
     stand_in: str | None = text
     if not text.isascii():
-        few = text.count("/") + text.count("\\") <= SUB_SEPARATORS_MAX
-        table = None if few else stand_ins(text)
+        table = None if _substituted(text) else stand_ins(text)
         stand_in = None if table is None else text.translate(table)
     if stand_in is not None:
         if "\n" not in text and _re_reads(stand_in):  # (`_canonical_ascii` joins its runs by newlines)
@@ -268,10 +284,6 @@ _canonical_memo: dict[str, str] = {}
 SCALAR_MAX = 8
 
 
-def _canonical_run(run: str) -> str:
-    return _canonical_many([run])[0]
-
-
 def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[str]:
     """Each run canonicalised (a run holds no token boundary). The short ASCII runs all at once:
     joined by newlines, split at their path tokens by one `re` pass, the tokens canonicalised
@@ -280,8 +292,8 @@ def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[
     `stand_in`: each run's, when the caller has them); any other long run, or a few non-ASCII
     ones, by `_canonical_sub`."""
     out = list(map(_canonical_memo.get, runs))
-    short: list[int] = []  # the runs not remembered, sorted: short ASCII ones,
-    wide: list[int] = []  # short non-ASCII ones; long ones are canonicalised at once
+    short: list[int] = []  # the runs not remembered, sorted: ASCII ones `re` reads,
+    wide: list[int] = []  # non-ASCII ones (long ones only among many); the others at once
     if len(runs) <= SCALAR_MAX:  # (most calls: one run of a sparse text)
         for i, run in enumerate(runs):
             if out[i] is None:
@@ -299,21 +311,28 @@ def _canonical_many(runs: list[str], stand_in: list[str] | None = None) -> list[
         short = list(compress(todo, map(lt, too_long, is_ascii)))  # not too long, ASCII
         wide = list(compress(todo, map(is_, map(or_, too_long, is_ascii), repeat(False))))  # not too long, non-ASCII
         for i in compress(todo, too_long):
-            if runs[i].isascii() and _re_reads(runs[i]):
+            if not runs[i].isascii():
+                wide.append(i)  # with the short ones, if `re` reads its stand-in in linear time
+            elif _re_reads(runs[i]):
                 short.append(i)
             else:
                 out[i] = _canonical_sub(runs[i])
     if wide:
-        wide_runs = [runs[i] for i in wide]
         wide_in: list[str] | None = None
         if stand_in is not None:
             wide_in = [stand_in[i] for i in wide]
         elif len(wide) > SCALAR_MAX:
-            joined = "\n".join(wide_runs)
+            joined = "\n".join(map(runs.__getitem__, wide))
             table = stand_ins(joined)
             wide_in = None if table is None else joined.translate(table).split("\n")
         if wide_in is not None:
-            for i, canonical in zip(wide, _canonical_ascii(wide_runs, wide_in)):
+            # (a long run whose stand-in `re` would not read in linear time: RE2 on its bytes)
+            slow = [k for k in compress(range(len(wide)), map(lt, repeat(ASCII_RUN_MAX), map(len, wide_in)))
+                    if not _re_reads(wide_in[k])]
+            for k in reversed(slow):
+                out[wide[k]] = _canonical_sub(runs[wide[k]])
+                del wide[k], wide_in[k]
+            for i, canonical in zip(wide, _canonical_ascii([runs[i] for i in wide], wide_in)):
                 out[i] = canonical
         else:
             for i in wide:
@@ -430,15 +449,19 @@ def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
         return
     done = 0
     backwards = text[::-1]  # a run's start: the first boundary before a hit, searched backwards
+    spans = []
     while hit is not None:
         pos = hit.start()
         before = _RE.TOKEN_BOUNDARY.search(backwards, n - pos, n - done)
         start = n - before.start() if before is not None else done
         boundary = _RE.TOKEN_BOUNDARY.search(text, pos)
         end = boundary.start() if boundary is not None else n
-        yield start, end, _canonical_run(text[start:end])
+        spans.append((start, end))
         done = end
         hit = _RE.PATH_MAY_CHANGE.search(text, end)
+    # all at once: a text of random letters can hold thousands such runs
+    for (start, end), canonical in zip(spans, _canonical_many([text[start:end] for start, end in spans])):
+        yield start, end, canonical
 
 
 # A long text with more than one slash or backslash in DENSE_PATHS characters is canonicalised
