@@ -11,7 +11,11 @@ stops at MAX_SURFACES and the episode rejects); a 1 MB description of distinct r
 (`\\x41\\65\\u{41}&#65;%41`, each different: every decoded form a path-dense text of ~60,000
 runs, non-ASCII once HTML-decoded); a 1 MB description that is one run (no token boundary) of
 `C:/C:/...` ending in `./`: 333,000 path tokens in a run that may change; the same of `é:/é:/...`
-(non-ASCII: its tokens are found on an ASCII stand-in). Printed per row, each the
+(non-ASCII: its tokens are found on an ASCII stand-in); 1 MB of percent escapes of random bytes
+and of `\\uXXXX` escapes of random code points (decoded to a fixed point, every form of the
+decoded text searched); 5,000 skills of 20 common words each (10,000 short texts, half of them
+sharing a word with a regex signal's literal, 2,500 injected names to look for in the null
+transcript). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -138,6 +142,8 @@ def _fresh(ep: dict[str, Any], run: int) -> dict[str, Any]:
     """A copy with new canaries, signal values and texts (every description, content and
     transcript starts with a run mark): nothing a previous run cached answers it."""
     ep = _renew(ep, f"[r{run}] ")
+    for skill in ep["context"].get("skills") or []:  # (a name's search forms are remembered too)
+        skill["name"] = f"{skill['name']}_r{run}"
     for c in ep["canaries"]:
         c["value"] = f"{c['value']}-r{run}"
     for s in ep["detector"]["signals"]:
@@ -202,6 +208,17 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(14)
     ep["context"]["tools"][0]["description"] = "é:/" * (SIZE // 3) + "é/./x"
     rows.append(("1 MB one non-ASCII run of tokens", ep))
+    ep = _base(15)
+    ep["context"]["tools"][0]["description"] = "".join(f"%{rng.randrange(256):02X}" for _ in range(SIZE // 3))
+    rows.append(("1 MB of %XX escapes (random bytes)", ep))
+    ep = _base(16)
+    ep["context"]["tools"][0]["description"] = "".join(f"\\u{rng.randrange(0x20, 0xFFFF):04x}" for _ in range(SIZE // 6))
+    rows.append(("1 MB of \\uXXXX escapes (random)", ep))
+    ep = _base(17)
+    words = ("alpha", "beta", "gamma", "delta", "invoice", "transfer", "account", "secret", "token")
+    ep["context"]["skills"] = [{"name": f"skill_{i}", "description": " ".join(rng.choice(words) for _ in range(20)),
+                                "injected": i % 2 == 0} for i in range(5000)]
+    rows.append(("5,000 skills (10,000 short texts)", ep))
     return rows
 
 
