@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import litmus_rules
 from litmus_rules.domain import partial
@@ -108,6 +110,17 @@ def test_identifier_shapes() -> None:
         assert partial.identifier_shaped(shaped), shaped
     for plain in ("transfer", "Riverside", "Smart Lock", "passwd", "end."):
         assert not partial.identifier_shaped(plain), plain
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aAbZ1\u00b2_-./@\\ \u01c5\u01c6\u01c4\u00df\u03a3\u03c3\u00e9\u00c9\u4e2d")),
+               max_size=12) | st.text(max_size=12))
+def test_identifier_shape_is_a_digit_a_joiner_or_an_inner_capital(s: str) -> None:
+    """The definition, character by character (titlecase letters, superscript digits and
+    caseless scripts included), as `identifier_shaped` decides it with its shortcuts."""
+    inner_capital = any(a.islower() and b.isupper() for a, b in zip(s, s[1:]))
+    joined = partial._RE.JOINED_RE.search(s) is not None
+    assert partial.identifier_shaped(s) == (any(c.isdigit() for c in s) or joined or inner_capital)
 
 
 def test_the_word_lists_load_only_for_a_candidate_overlap() -> None:

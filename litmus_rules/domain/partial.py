@@ -166,31 +166,47 @@ def _is_word(c: str) -> bool:
 def identifier_shaped(s: str) -> bool:
     """A digit, a joiner `_ - / . @ \\` joining word characters or starting one, or an inner
     capital (a lower-case letter followed by an upper-case one)."""
-    if any(c.isdigit() for c in s) or _RE.JOINED_RE.search(s):
+    if any(map(str.isdigit, s)) or _RE.JOINED_RE.search(s):
         return True
+    if s.islower() or s.isupper():  # (most words: no lower-case letter can precede an upper-case one)
+        return False
     return any(a.islower() and b.isupper() for a, b in zip(s, s[1:]))
 
 
 def distinctive(tok: str, lit: str, text: str, common_zipf: float) -> tuple[str, int] | None:
     """`tok` occurs in both `lit` and `text`: the distinctive text they share around it (and its
     offset in `text`), or None. Cheapest tests first; the word lists last."""
-    if identifier_shaped(tok):
+    shaped, extensions, word = _distinctive_plan(tok, lit)
+    if shaped:
         return _shown(tok, lit, text)
+    for cand, words in extensions:
+        at = _whole(cand, text) if words else text.find(cand)
+        if at >= 0:
+            return _shown(cand, lit, text, at)
+    if word and not common_word(tok, common_zipf):
+        return _shown(tok, lit, text)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _distinctive_plan(tok: str, lit: str) -> tuple[bool, tuple[tuple[str, bool], ...], bool]:
+    """What of `distinctive` depends on `tok` and `lit` alone, worked out once for all the texts
+    that share `tok` with `lit` (a tool list can hold thousands): whether `tok` is
+    identifier-shaped; the extensions of its occurrences in `lit`, each once, in order; whether
+    it is one word (then the word lists decide)."""
+    if identifier_shaped(tok):
+        return True, (), False
     n = len(tok)
-    tried: set[str] = set()
+    extensions: dict[tuple[str, bool], None] = {}
+    seen: set[str] = set()
     j = lit.find(tok)
     while j >= 0:
         for cand, words in _extensions(lit, j, n):
-            if cand in tried:
-                continue
-            tried.add(cand)
-            at = _whole(cand, text) if words else text.find(cand)
-            if at >= 0:
-                return _shown(cand, lit, text, at)
+            if cand not in seen:  # (the first way a candidate text comes is the one it is tried)
+                seen.add(cand)
+                extensions[(cand, words)] = None
         j = lit.find(tok, j + 1)
-    if _RE.WORD_RE.fullmatch(tok) and not common_word(tok, common_zipf):
-        return _shown(tok, lit, text)
-    return None
+    return False, tuple(extensions), _RE.WORD_RE.fullmatch(tok) is not None
 
 
 def _extensions(lit: str, j: int, n: int) -> list[tuple[str, bool]]:
