@@ -354,3 +354,22 @@ def test_worst_case_shapes_agree(monkeypatch: pytest.MonkeyPatch, text: str) -> 
     expected = _old_forms(monkeypatch, text)
     _clear()
     assert normalize.forms(text) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["e\u0301", "é", "а", ":", "/", "I", "ﬁ", "中", " ", "x", "\u200b"]), max_size=40).map("".join))
+def test_skeleton_maps_the_non_ascii_runs_of_a_mostly_ascii_text_as_the_whole_table(text: str) -> None:
+    """The runs are mapped joined by newlines in one call: the same text as the table applied
+    to the whole NFD text; and where a mapping would hold a newline, run by run."""
+    text += "x" * 4 * len(text.encode())  # mostly ASCII: its non-ASCII runs are mapped apart
+    textmemo.clear_memo()
+    nfd = unicodedata.normalize("NFD", text)
+    expected = unicodedata.normalize("NFD", nfd.translate(transforms._skeleton_table()))
+    assert transforms.skeleton(text) == expected
+    ascii_map, wide = transforms._skeleton_parts()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(transforms, "_skeleton_parts", lambda: (ascii_map, {**wide, ord("中"): "a\nb"}))
+        textmemo.clear_memo()
+        table = {**transforms._skeleton_table(), ord("中"): "a\nb"}
+        assert transforms.skeleton(text) == unicodedata.normalize("NFD", nfd.translate(table))
+    textmemo.clear_memo()
