@@ -197,16 +197,13 @@ def _distinctive_plan(tok: str, lit: str) -> tuple[bool, tuple[tuple[str, bool],
     if identifier_shaped(tok):
         return True, (), False
     n = len(tok)
-    extensions: dict[tuple[str, bool], None] = {}
-    seen: set[str] = set()
+    extensions: dict[str, bool] = {}  # a candidate text, tried the first way it comes
     j = lit.find(tok)
     while j >= 0:
         for cand, words in _extensions(lit, j, n):
-            if cand not in seen:  # (the first way a candidate text comes is the one it is tried)
-                seen.add(cand)
-                extensions[(cand, words)] = None
+            extensions.setdefault(cand, words)
         j = lit.find(tok, j + 1)
-    return False, tuple(extensions), _RE.WORD_RE.fullmatch(tok) is not None
+    return False, tuple(extensions.items()), _RE.WORD_RE.fullmatch(tok) is not None
 
 
 def _extensions(lit: str, j: int, n: int) -> list[tuple[str, bool]]:
