@@ -15,7 +15,8 @@ runs, non-ASCII once HTML-decoded); a 1 MB description that is one run (no token
 and of `\\uXXXX` escapes of random code points (decoded to a fixed point, every form of the
 decoded text searched); 5,000 skills of 20 common words each (10,000 short texts, half of them
 sharing a word with a regex signal's literal, 2,500 injected names to look for in the null
-transcript). Printed per row, each the
+transcript); half a million code points drawn at random from the first three planes (every page
+of them: a regex is rewritten for ~700 pages, and NFKC works on every character). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -219,7 +220,17 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep["context"]["skills"] = [{"name": f"skill_{i}", "description": " ".join(rng.choice(words) for _ in range(20)),
                                 "injected": i % 2 == 0} for i in range(5000)]
     rows.append(("5,000 skills (10,000 short texts)", ep))
+    ep = _base(18)
+    ep["context"]["tools"][0]["description"] = random_code_points(rng)
+    rows.append(("500k random code points (~700 pages)", ep))
     return rows
+
+
+def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
+    """Code points drawn evenly from U+0020-U+2FFFF (surrogates dropped): two thirds of them in the
+    other planes, ~700 pages of 256 characters, format characters next to combining marks (so
+    every NFKC step of the chain runs in full): ~1.8 MB of UTF-8."""
+    return "".join(chr(rng.randrange(0x20, 0x30000)) for _ in range(count)).encode("utf-8", "ignore").decode()
 
 
 def escape_runs(size: int = SIZE) -> str:

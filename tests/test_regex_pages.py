@@ -36,6 +36,11 @@ def test_a_large_text_with_many_pages() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_CHARS, st.sampled_from("\ud800\udfff\udc00\U00010000\U0010ffff\U0001f600é")), max_size=200).map("".join))
 def test_the_pages_of_every_plane_and_of_lone_surrogates(text: str) -> None:
-    """`_hashed_pages` reads the first plane from the UTF-16 units' high bytes: the other planes,
-    lone surrogates and page 0 (which ASCII shares) must still come out as hashing finds them."""
+    """`_hashed_pages` reads the pages from the middle bytes of the UTF-32 units: every plane, lone
+    surrogates and page 0 (which ASCII shares) must come out as hashing each character finds them."""
     assert regexes._hashed_pages(text) == _hashed(text)
+
+
+def test_an_empty_text_and_a_text_of_astral_characters() -> None:
+    text = "".join(chr(cp) for cp in range(0x10000, 0x30000, 97))  # ~1,350 characters, 512 pages
+    assert regexes._hashed_pages("") == () and regexes._hashed_pages(text) == _hashed(text)
