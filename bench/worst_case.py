@@ -16,7 +16,9 @@ and of `\\uXXXX` escapes of random code points (decoded to a fixed point, every 
 decoded text searched); 5,000 skills of 20 common words each (10,000 short texts, half of them
 sharing a word with a regex signal's literal, 2,500 injected names to look for in the null
 transcript); half a million code points drawn at random from the first three planes (every page
-of them: a regex is rewritten for ~700 pages, and NFKC works on every character). Printed per row, each the
+of them: a regex is rewritten for ~700 pages, and NFKC works on every character); a substring
+signal and canary of 40 KB of punctuation (40,000 windows of a partial match to look for, and
+long encoded forms of the token that hold none of them). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -223,6 +225,10 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(18)
     ep["context"]["tools"][0]["description"] = random_code_points(rng)
     rows.append(("500k random code points (~700 pages)", ep))
+    ep = _base(19)
+    long_token = "".join(rng.choice("!#$&()*+,-.:;<=>?@[]^_`{|}~") for _ in range(40_000))
+    ep["detector"]["signals"][1]["value"] = ep["canaries"][0]["value"] = long_token
+    rows.append(("a 40 KB signal value and canary", ep))
     return rows
 
 

@@ -124,17 +124,37 @@ def _plain_literals(form: str, lits: Collection[str]) -> tuple[bytes, ...] | Non
     if "" in usable:
         return None
     kept: list[str] = []
+    by_length: dict[int, set[str]] = {}  # the kept ones
     # by (length, text); only a shorter literal can be inside one (equal lengths: only equal)
-    for _, same_length in itertools.groupby(sorted(sorted(usable), key=len), len):
-        if not kept:
-            kept += same_length
-        else:
-            shorter = tuple(kept)
-            kept += [lit for lit in same_length if not any(map(lit.__contains__, shorter))]
+    for length, same_length in itertools.groupby(sorted(sorted(usable), key=len), len):
+        group = list(same_length)
+        if kept:
+            group = [lit for lit in group if not _holds_one(lit, by_length)]
+        kept += group
+        by_length[length] = set(group)
     try:
         return tuple(map(str.encode, kept))  # UTF-8
     except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
         return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
+
+
+def _holds_one(lit: str, by_length: dict[int, set[str]]) -> bool:
+    """Whether one of the (shorter) kept literals, by length, occurs in `lit`. For a length with
+    few of them: a search for each, in C. With many short ones (the windows of a long token:
+    20,000 of them made a signal of 20 KB take seconds, each searched in each long form of the
+    token): each substring of `lit` of that length looked up in their set, linear in `lit`."""
+    for length, group in by_length.items():
+        if len(group) > max(_SEARCHES_PER_LENGTH, length):
+            if not group.isdisjoint(lit[i:i + length] for i in range(len(lit) - length + 1)):
+                return True
+        elif any(map(lit.__contains__, group)):
+            return True
+    return False
+
+
+# Past this many literals of one length (and more than their length), a lookup per position of
+# the literal searched in costs less than a search per literal.
+_SEARCHES_PER_LENGTH = 64
 
 
 def _has_surrogate(text: str) -> bool:
