@@ -159,3 +159,34 @@ def test_a_large_non_ascii_text_has_the_forms_of_the_former_chain() -> None:
     views = {name: form for name, form, _ in (d for d in normalize.derivations(text) if isinstance(d, tuple))}
     assert views["normalised"] == old_full(text)
     assert views["format characters removed"] == old_strip(text)
+
+
+_FEW_PIECES = ["a", "é", " ", "\u200b", "\u00ad", "\u2060", "\ufe0f", "\U000e0041", "\u034f", "\u180e", "\u0301",
+               "\U000e0100", "\u3164", "\uffa0", "\u17b4", "\U0001d173", "😀"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_FEW_PIECES), max_size=60).map("".join), st.integers(0, 8))
+def test_strip_found_is_the_substitution_or_gives_up_past_its_limit(text: str, found_max: int) -> None:
+    """Cut around each character of the presence class (tags kept), or None past FOUND_MAX of them."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(formatchars, "FOUND_MAX", found_max)
+        got = formatchars.strip_found(text, text.encode())
+    present = len(formatchars._maybe_format().findall(text.encode()))
+    if present > found_max:
+        assert got is None
+    else:
+        assert got == old_strip(text) and (present or got is text)
+
+
+def test_a_large_text_of_many_distinct_format_characters_a_few_times_each() -> None:
+    """Decoded escapes of every code point: dozens of distinct ones (past DISTINCT_MAX), cut out
+    by `strip_found`; past FOUND_MAX of them `strip_each` and the substitution still strip it."""
+    fmt = sorted(_format_set())[:200]
+    text = "".join(f"word{i} {c} " for i, c in enumerate(fmt * 2)) * 5
+    assert len(text) >= formatchars.STRIP_EACH_MIN and len(set(text) & _format_set()) > formatchars.DISTINCT_MAX
+    textmemo.clear_memo()
+    assert transforms.strip_format_chars(text) == old_strip(text)
+    assert formatchars.strip_found(text, text.encode()) is None  # 2,000 of them: past FOUND_MAX
+    fewer = text[: len(text) // 5]
+    assert formatchars.strip_found(fewer, fewer.encode()) == old_strip(fewer)

@@ -48,6 +48,7 @@ from litmus_rules.domain.formatchars import (
     _format_re,
     _maybe_format,
     strip_each,
+    strip_found,
 )
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.paths import canonical_path
@@ -96,7 +97,9 @@ def strip_format_chars(text: str) -> str:
             data = utf8(text)
         except UnicodeEncodeError:  # lone surrogates: no UTF-8 to scan
             return _format_re().sub("", text)  # type: ignore[no-any-return]
-        stripped = strip_each(text, data)
+        stripped = strip_found(text, data)
+        if stripped is None:
+            stripped = strip_each(text, data)
         return _format_re().sub("", text) if stripped is None else stripped
     if not _re2_search(_maybe_format(), text):
         return text
