@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import litmus_rules
 from _helpers import base_episode
 from litmus_rules.domain.matching import collides, first_collision
+from litmus_rules.domain import regexes
 from litmus_rules.domain.regexes import RegexUnknown, regex_probe, regex_search
 
 # Characters where engines disagree with `re`: Arabic-Indic and Devanagari digits, fullwidth
@@ -86,6 +87,21 @@ def test_search_agrees_with_python_re(pattern: str, text: str, flags: tuple[str,
     probe = regex_probe(pattern, flags)
     if expected is not None and probe is not None and "\x00" not in text:
         assert probe.search(("\x00x\x00" + text + "\x00y\x00").encode()) is not None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns, st.text(_chars, min_size=1, max_size=24), flag_sets)
+def test_a_long_texts_probes_agree_with_python_re(pattern: str, text: str, flags: tuple[str, ...]) -> None:
+    """A text of PREFILTER_MIN characters or more is probed twice: with `regex_probe`'s pattern,
+    then, where that one matches, with the one exact on the text's pages. Neither may hide a
+    match of `re` (a low PREFILTER_MIN runs both on short texts)."""
+    try:
+        expected = _python(pattern, text, flags)
+    except re.error:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(regexes, "PREFILTER_MIN", 0)
+        assert regex_search(pattern, text, flags) == expected
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -357,11 +357,11 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     return m.start(), m.group()
 
 
-# A non-ASCII text is first searched with an RE2 probe (linear time, a superset of the matches):
-# `regex_probe`'s, or for a text at least PREFILTER_MIN long, the probe whose classes are exact on
-# its characters (regex_probe's admits any non-ASCII character where a class is: a long non-ASCII
-# text often matches it). Where the probe finds nothing the exact search (on these texts often the
-# `regex` module, as RE2 has no Unicode \b) cannot find anything either.
+# A non-ASCII text is first searched with RE2 probes (linear time, supersets of the matches):
+# `regex_probe`'s, and where it matches in a text at least PREFILTER_MIN long, the probe whose
+# classes are exact on its characters (regex_probe's admits any non-ASCII character where a class
+# is: a long non-ASCII text often matches it). Where a probe finds nothing the exact search (on
+# these texts often the `regex` module, as RE2 has no Unicode \b) cannot find anything either.
 PREFILTER_MIN = 1 << 12
 
 
@@ -394,9 +394,17 @@ def _may_match(pattern: str, prefix: str, text: str, account: _Account | None) -
     if account is not None:  # counted as a search of the text, as the exact one would be
         account.charge(pattern, text)
     try:
-        probe = _rewritten(pattern, prefix, "probe", _pages(text) if len(text) >= PREFILTER_MIN else ())
-        # (a large text's UTF-8 is kept: each regex's probe searches it)
-        return probe is None or probe.search(utf8(text)) is not None
+        data = utf8(text)  # (a large text's UTF-8 is kept: each regex's probe searches it)
+        general = _rewritten(pattern, prefix, "probe")
+        if general is not None and general.search(data) is None:
+            return False
+        if len(text) < PREFILTER_MIN:
+            return True
+        # Where the general probe matches (it admits any non-ASCII character where a class is),
+        # the one exact on the text's pages: finding them and compiling it costs 10-20 ms on a
+        # large text of many pages, which the general probe spares wherever it finds nothing.
+        probe = _rewritten(pattern, prefix, "probe", _pages(text))
+        return probe is None or probe.search(data) is not None
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
         return True
 
