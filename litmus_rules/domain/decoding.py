@@ -26,6 +26,8 @@ are all decoded (at most 3/4 of the input).
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import is_
 from typing import Any
 
 # base64 / hex runs live in encoded.py; re-exported: the decoders are this module's API
@@ -168,14 +170,28 @@ def _unquote(text: str) -> str:
     of escapes alone gives the same characters (tests/test_decoding_runs13.py checks it)."""
     if "%" not in text:
         return text
-    return _RE.PERCENT_RUN.sub(_percent_run, text)
+    parts = _RE.PERCENT_SPLIT.split(text)
+    if len(parts) == 1:
+        return text
+    runs = parts[1::2]
+    # most runs are one escape (`%20`, `%2F`): looked up in C; longer ones decoded in turn
+    decoded = list(map(_ONE_ESCAPE.get, runs))
+    for i in compress(range(len(runs)), map(is_, decoded, repeat(None))):
+        decoded[i] = _percent_run(runs[i])
+    parts[1::2] = decoded
+    return "".join(parts)
 
 
-_PERCENT_RUN_SPEC = _spec(r"(?:%[0-9A-Fa-f]{2})+")
+_PERCENT_SPLIT_SPEC = _spec(r"((?:%[0-9A-Fa-f]{2})+)")
 
 
-def _percent_run(m: re.Match[str]) -> str:
-    return bytes.fromhex(m.group().replace("%", "")).decode("utf-8", "replace")
+def _percent_run(run: str) -> str:
+    return bytes.fromhex(run.replace("%", "")).decode("utf-8", "replace")
+
+
+# `_percent_run` of each single escape: a byte past 0x7F alone is not UTF-8, U+FFFD
+_ONE_ESCAPE = {f"%{hi}{lo}": chr(int(hi + lo, 16)) if int(hi + lo, 16) < 0x80 else "\ufffd"
+               for hi in "0123456789abcdefABCDEF" for lo in "0123456789abcdefABCDEF"}
 
 
 @memo_large
