@@ -18,7 +18,9 @@ sharing a word with a regex signal's literal, 2,500 injected names to look for i
 transcript); half a million code points drawn at random from the first three planes (every page
 of them: a regex is rewritten for ~700 pages, and NFKC works on every character); a substring
 signal and canary of 40 KB of punctuation (40,000 windows of a partial match to look for, and
-long encoded forms of the token that hold none of them). Printed per row, each the
+long encoded forms of the token that hold none of them); 2,500 schema descriptions of 40
+characters, each with escapes and a path that changes (texts that are not plain are searched
+one by one, every form of each derived on its own). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -229,6 +231,11 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     long_token = "".join(rng.choice("!#$&()*+,-.:;<=>?@[]^_`{|}~") for _ in range(40_000))
     ep["detector"]["signals"][1]["value"] = ep["canaries"][0]["value"] = long_token
     rows.append(("a 40 KB signal value and canary", ep))
+    ep = _base(20)
+    ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
+        f"p{i}": {"type": "string", "description": f"see \\x{i % 256:02x}\\u{i:04x} &#{i}; %{i % 256:02X} C:\\d{i}\\..\\x"}
+        for i in range(2500)}}
+    rows.append(("2,500 short texts that are not plain", ep))
     return rows
 
 
