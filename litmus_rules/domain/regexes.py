@@ -448,8 +448,8 @@ def _hashed_pages(text: str) -> tuple[int, ...]:
     """The pages of `text`'s non-ASCII characters, read from its UTF-32 code units: bits 8-23 of
     a code point are its page, the two bytes after each unit's first (a set of small ints, in C:
     `set(text)` made and hashed a string a character, 80 ms a MB, and hashing the characters of
-    the other planes one by one took 150 ms for half a million of them). Lone surrogates count as
-    characters of their pages (D8-DF), as the other engines see them."""
+    the other planes one by one took 150 ms for half a million of them). A lone surrogate counts
+    as a character of its page (D8-DF)."""
     if not text:
         return ()
     data = text.encode(_UTF32_NATIVE, "surrogatepass")
