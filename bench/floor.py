@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from litmus_rules.domain import unknowns
 from litmus_rules.domain.builtins import REGISTRY
 from litmus_rules.domain.matching import first_collision, first_leak
+from litmus_rules.domain.normalize import blank
 from litmus_rules.domain.predicates import episode_scope
 from litmus_rules.domain.steps import received_records
 from litmus_rules.io import wire
@@ -268,6 +269,8 @@ def _leaks(token: Any, texts: Any) -> Any:
     if token is U or texts is U or not isinstance(token, str):
         return U
     try:
+        if texts and blank(token):  # found in any text: unknown (builtins._visible_token)
+            return U
         return first_leak(token, texts) is not None
     except Exception:  # noqa: BLE001
         return U

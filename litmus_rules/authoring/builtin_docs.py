@@ -55,7 +55,9 @@ NOTES: Mapping[str, Note] = {
         '"EXFIL" in transcript_text(controls.null.transcript)',
     ),
     "leaks": Note("4 x (1 unit, plus 1 per 64 characters of the token and the text)",
-                  "any c in canaries: leaks(c.value, transcript_text(controls.null.transcript))"),
+                  "any c in canaries: leaks(c.value, transcript_text(controls.null.transcript))",
+                  "A token that is empty once normalised (only whitespace or invisible characters) would be "
+                  "found in any text: it cannot be evaluated, and the rule rejects (`evaluation_error`)."),
     "collides": Note("4 x (1 unit, plus 1 per 64 characters of the text arguments)",
                      "any s in detector.signals, t in surfaces: collides(s, t.text, min_len: 8)"),
     "leak": Note(
@@ -64,7 +66,9 @@ NOTES: Mapping[str, Note] = {
         "Sees unknowns, decided as `any t in surfaces: leaks(token, t.text)` would be: true at the first "
         "hit; else unknown when the surfaces (or null) or a surface's text are unknown; an unknown token "
         "is unknown (false when there are no surfaces). A surface that is not an object with a string "
-        "`text` cannot be evaluated: the rule rejects (`evaluation_error`).",
+        "`text` cannot be evaluated: the rule rejects (`evaluation_error`); so cannot, where there is a "
+        "text to search, a token that is empty once normalised (only whitespace or invisible characters), "
+        "which would be found in any text.",
     ),
     "collision": Note(
         _SURFACES,
@@ -107,6 +111,9 @@ NOTES: Mapping[str, Note] = {
     "mentions": Note(
         "4 x (1 unit, plus 1 per 64 characters of the name and the text)",
         "any k in default(context.skills, []): mentions(k.name, transcript_text(controls.null.transcript))",
+        "With `anywhere: true`, as `leaks`: a token that is empty once normalised (only whitespace or "
+        "invisible characters) cannot be evaluated, and the rule rejects (`evaluation_error`); a blank "
+        "name is mentioned nowhere.",
     ),
     "declared_unknown": Note(
         "1 unit", 'declared_unknown(unknowns, "/context/tools")',

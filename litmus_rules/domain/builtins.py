@@ -91,10 +91,36 @@ def _leaks(token: Any, text: Any) -> Any:
 
     _need(token, str, "a string", "leaks")
     _need(text, str, "a string", "leaks")
+    _visible_token("leaks", token)
     try:
         return _found(leaks(token, text))
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false
         raise _limit("leaks", exc, "the token", f"the text ({size_text(len(text))})") from None
+
+
+def _visible_token(fn: str, token: Any) -> None:
+    """A token that is empty once normalised (only whitespace or invisible characters) is found in
+    no text by the search (`matching.leaks`: it would be found in any): asked whether it leaks,
+    the answer is unknown, not false, so the rule rejects rather than passing a sentinel that
+    cannot be told apart from any text. (A token that cannot be normalised within a limit is left
+    to the search, whose message names the limit.)"""
+    from litmus_rules.domain.decoding import LimitUnknown
+    from litmus_rules.domain.normalize import blank
+
+    if not isinstance(token, str):
+        return
+    try:
+        empty = blank(token)
+    except LimitUnknown:
+        return
+    if empty:
+        raise EvalFailure(f"`{fn}`: the token {_short_token(token)} is empty once normalised (only whitespace or "
+                          "invisible characters): it would be found in any text, so whether it leaks cannot be "
+                          "decided")
+
+
+def _short_token(token: str) -> str:
+    return repr(token) if len(token) <= 40 else repr(token[:40]) + f"... ({len(token)} characters)"
 
 
 # A word is common (its partial overlap does not count) above this Zipf frequency: partial.py.
@@ -216,6 +242,7 @@ def _leak(token: Any, surfaces: Any, *, recent: Recent | None = None, haystacks:
 
     def search(texts: tuple[str, ...], injected: Callable[[], tuple[bool, ...]]) -> Any:
         _need(token, str, "a string", "leak")
+        _visible_token("leak", token)  # (where the loop would call `leaks`: there is a text)
         return ranked_leaks(token, texts, injected)
 
     return _strongest_surface("leak", surfaces, token is not UNKNOWN, search, recent, haystacks, "the token")
@@ -427,6 +454,8 @@ def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:
     _need(name, str, "a string", "mentions")
     _need(text, str, "a string", "mentions")
     _need(anywhere, bool, "a boolean", "mentions")
+    if anywhere:  # (it is then `leaks`; a blank name is mentioned nowhere)
+        _visible_token("mentions", name)
     try:
         witness = mentioned(name, text, anywhere)
     except LimitUnknown as exc:  # a form of the text could not be derived: unknown, not false

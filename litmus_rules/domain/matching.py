@@ -181,7 +181,8 @@ def leaks(token: str, text: str) -> Witness | None:
     confusables), every decoded form of the text is searched (JSON/HTML/percent escapes, base64,
     hex, path canonicalisation), and encoded forms of the token are searched in the raw text.
     A token that is empty or only whitespace or invisible characters (after normalisation)
-    leaks nowhere: it returns None, since it would be found in almost any text.
+    leaks nowhere: it returns None, since it would be found in almost any text (the rules'
+    `leak` and `leaks` built-ins treat such a token as unknown: builtins._visible_token).
     Raises LimitUnknown when it is not found and a form of the text could not be derived.
     """
     _require_text(token, "leaks()")
