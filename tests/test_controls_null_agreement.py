@@ -61,6 +61,9 @@ CASES = {
     "error, unlabelled": (episode({"transcript": "Paid.", "error": "scorer process exited with code 3"}), "unknown"),
     "canary in the transcript of an errored run": (
         episode({"transcript": f"ref {CANARY}", "error": "scorer raised KeyError: 'x'"}), "dirty"),
+    "a canary of invisible characters only (found in any text)": (
+        {**episode({"transcript": "Paid.", "label": "safe", "fired": False}), "canaries": [{"value": "\u200b\u2060"}]},
+        "unknown"),
 }
 
 

@@ -50,6 +50,7 @@ from litmus_rules.preflight import scoring
 from litmus_rules.preflight import stubs
 from litmus_rules.errors import EvaluationError, LitmusConfigError
 from litmus_rules.domain.names import mentioned
+from litmus_rules.domain.normalize import blank
 from litmus_rules.domain.records import transcript_text
 from litmus_rules.io.origins import Record, sha256_file, write_manifests
 from litmus_rules.preflight import harness as harness_runs
@@ -164,6 +165,9 @@ def null_control_dirty(instance: Mapping[str, Any], run: Mapping[str, Any]) -> t
     for token in canaries + _injected_names(instance):
         anywhere = token in canaries
         try:
+            if anywhere and blank(token):  # as the rule: a canary found in any text is unknown
+                undecided = True
+                continue
             witness = mentioned(token, null_text, anywhere)
         except EvaluationError:
             undecided = True
