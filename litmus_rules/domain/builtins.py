@@ -19,7 +19,7 @@ from litmus_rules.lang import types as t
 from litmus_rules.lang.builtins import Builtin, Param, registrar, text_cost
 from litmus_rules.lang.builtins import need as _need
 from litmus_rules.lang.records import replace
-from litmus_rules.lang.values import UNKNOWN, EvalFailure, Found, type_name
+from litmus_rules.lang.values import UNKNOWN, EvalFailure, Found, short_repr, type_name
 
 if TYPE_CHECKING:
     from litmus_rules.domain.signals import StoppedWalks
@@ -114,13 +114,9 @@ def _visible_token(fn: str, token: Any) -> None:
     except LimitUnknown:
         return
     if empty:
-        raise EvalFailure(f"`{fn}`: the token {_short_token(token)} is empty once normalised (only whitespace or "
+        raise EvalFailure(f"`{fn}`: the token {short_repr(token)} is empty once normalised (only whitespace or "
                           "invisible characters): it would be found in any text, so whether it leaks cannot be "
                           "decided")
-
-
-def _short_token(token: str) -> str:
-    return repr(token) if len(token) <= 40 else repr(token[:40]) + f"... ({len(token)} characters)"
 
 
 # A word is common (its partial overlap does not count) above this Zipf frequency: partial.py.
