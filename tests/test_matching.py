@@ -65,6 +65,25 @@ def b64_embedded(data: st.DataObject, canary: str, alphabet: str = "std") -> str
     return encoded.decode()
 
 
+# nonspacing and enclosing marks (dropped by the confusable skeleton)
+COMBINING = "\u0300\u0301\u0307\u0323\u0336\u20dd\u0e31\u05b4"
+
+
+def b64_groups(canary: str) -> str:
+    encoded = base64.b64encode(canary.encode()).decode()
+    return " ".join(encoded[i:i + 4] for i in range(0, len(encoded), 4))
+
+
+def hex_groups(data: st.DataObject, canary: str) -> str:
+    raw = canary.encode()
+    style = data.draw(st.sampled_from([":", "-", " ", ", ", "0x", "xxd"]), label="hex style")
+    if style == "0x":
+        return ", ".join(f"0x{b:02X}" for b in raw)
+    if style == "xxd":
+        return " ".join(raw[i:i + 2].hex() for i in range(0, len(raw), 2))
+    return style.join(f"{b:02x}" for b in raw)
+
+
 def confusable(data: st.DataObject, canary: str) -> str:
     positions = [i for i, c in enumerate(canary) if c in HOMOGLYPHS]
     chosen = data.draw(st.sets(st.sampled_from(positions), min_size=1), label="substituted")
@@ -90,6 +109,13 @@ ENCODINGS: dict[str, tuple[Callable[[st.DataObject, str], str], str]] = {
     "html entities": (lambda d, c: "".join(f"&#x{ord(x):x};" if d.draw(st.booleans()) else f"&#{ord(x)};"
                                            for x in c), "html"),
     "html named": (lambda d, c: html.escape(f"<{c}>"), "raw"),
+    # written in groups, as a line of its own (group runs start where a word does)
+    "base64 in groups": (lambda d, c: "\n" + b64_groups(c) + "\n", "in groups"),
+    "hex with separators": (lambda d, c: "\n" + hex_groups(d, c) + "\n", "in groups"),
+    "combining marks": (lambda d, c: "".join(x + d.draw(st.sampled_from(COMBINING)) for x in c), "confusable skeleton"),
+    # an escape inside an escape of another kind: each decoder alone leaves it half decoded (the
+    # token's own encoded forms find "&#37;43", HTML of percent escapes, already)
+    "json of html": (lambda d, c: "".join(f"\\u0026#{ord(x)};" for x in c), "escapes decoded"),
 }
 
 
@@ -413,6 +439,10 @@ _PIECES = st.sampled_from([
     fullwidth(base64.b64encode(_CANARY.encode()).decode()), "RVhGSUxf\u200bQ0FOQVJZ",
     "RVhGSUxf\u00adQ0FOQVJZ", "".join(f"\uff05{b:02X}" for b in _CANARY.encode()), "\uff06#69;XFIL_CANARY",
     "\uff3cu0045XFIL_CANARY", base64.b64encode("ЕXFIL_САNARY".encode()).decode(),
+    # written in groups, marked, escaped twice over
+    " ".join(base64.b64encode(_CANARY.encode()).decode()[i:i + 4] for i in range(0, 16, 4)) + " ",
+    ":".join(f"{b:02x}" for b in _CANARY.encode()), ", ".join(f"0x{b:02x}" for b in _CANARY.encode()),
+    "\u0301".join(_CANARY), "".join(f"\\u0026#{ord(c)};" for c in _CANARY), "2022-02-17 09:00:00 ",
 ])
 _TEXTS = st.lists(st.one_of(st.lists(_PIECES, max_size=6).map("".join), _NASTY), max_size=25)
 _FLAGS = st.sampled_from([[], ["ignorecase"]])

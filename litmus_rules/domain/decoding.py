@@ -8,6 +8,7 @@ function                  name in traces                    idempotent
 json_unescape             json unescaped                    no ("\\\\u0041" -> "\\u0041" -> "A")
 html_unescape             html unescaped                    yes (up to 8 layers, see below)
 percent_decode            percent-decoded                   yes (up to 16 layers, see below)
+unescape_all              escapes decoded                   no (JSON as above; up to 16 layers)
 base64_spans / hex_spans  base64 / hex                      n/a (extract decoded spans)
 ========================  ================================  ============
 
@@ -203,6 +204,32 @@ def percent_decode(text: str) -> str:
     PERCENT_MAX_LAYERS passes would still change the text.
     """
     return _fixed_point(text, "%", _unquote, PERCENT_MAX_LAYERS, "percent-encoding", "PERCENT_MAX_LAYERS")
+
+
+# Layers of HTML / percent escaping between JSON layers that `unescape_all` decodes.
+ESCAPES_MAX_LAYERS = 16
+
+
+@memo_large
+def unescape_all(text: str) -> str:
+    """JSON, HTML and percent escapes decoded together: an escape of one kind inside another
+    ("\\u0026#108;" -> "&#108;" -> "l", "&#92;u006c" -> "\\u006c" -> "l"), which each decoder
+    alone leaves half decoded. One JSON pass (as `json_unescape`), then HTML and percent to their
+    fixed points, then JSON again while they change the text. The JSON form itself when HTML and
+    percent change nothing (no form of its own: `normalize` skips a repeated text). Raises
+    LimitUnknown past ESCAPES_MAX_LAYERS such alternations, or where a decoder meets its limit."""
+    decoded = json_unescape(text)
+    for _ in range(ESCAPES_MAX_LAYERS):
+        other = percent_decode(html_unescape(decoded))
+        if other == decoded:
+            return decoded
+        decoded = json_unescape(other)
+        if decoded == other:
+            return decoded
+    if percent_decode(html_unescape(decoded)) != decoded:
+        raise LimitUnknown(f"escapes of different kinds nested more than {ESCAPES_MAX_LAYERS} layers deep "
+                           "(limit decoding.ESCAPES_MAX_LAYERS)")
+    return decoded
 
 
 def __getattr__(name: str) -> Any:

@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
+from litmus_rules.domain.grouped import grouped_hint
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options, utf8
@@ -316,6 +317,11 @@ class Haystack:
                         continue
                 if checked("runs", derive(texts[i])):
                     exact.add(i)
+        # base64 / hex in groups ("bGMt NWYw", "6c:63:2d"), likewise
+        for source, derive in run_sources:
+            for i in range(len(texts)) if source is None else self._segments_matching(source, grouped_hint()):
+                if i not in exact and checked("groups", derive(texts[i])):
+                    exact.add(i)
         self.exact = sorted(exact | self._unknown)
 
     def _segments_with(self, name: str, char: bytes) -> list[int]:
@@ -335,9 +341,14 @@ class Haystack:
 
     def _hinted_runs(self, raw: _Form) -> list[int]:
         """Segments where `decoding.may_hold_encoded_runs` is true (one scan of the join)."""
+        return self._segments_matching(raw, encoded_run_hint())
+
+    @staticmethod
+    def _segments_matching(raw: _Form, hint: Any) -> list[int]:
+        """Segments where a match of `hint` ends (one scan of the join): a hint may start at the
+        NUL before a segment (a pattern that starts with "not a letter"), but ends inside one."""
         out = []
         pos = 0
-        hint = encoded_run_hint()
         while True:
             m = hint.search(raw.data, pos)
             if m is None:

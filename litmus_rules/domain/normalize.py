@@ -8,7 +8,9 @@ in transforms.py.
 Decoders read the raw text and also its cleaned form (format characters removed > tags > NFKC:
 base64 in fullwidth letters, or split by zero-width characters, decodes), and each decoded text
 goes through the chain of the raw text (normalised, confusable skeletons, path canonicalised), so
-a trace reads e.g. "format characters removed > base64 > confusable skeleton".
+a trace reads e.g. "format characters removed > base64 > confusable skeleton". ("escapes decoded",
+JSON, HTML and percent escapes decoded together, goes through raw and normalised only, and is left
+out where one of those decoders alone made the same text.)
 
 `forms(text)` derives every form worth searching, each tagged with the *key*: the function that
 must be applied to a token (or signal value) so that both sides are normalised the same way.
@@ -45,7 +47,9 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     html_unescape,
     json_unescape,
     percent_decode,
+    unescape_all,
 )
+from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large
 from litmus_rules.domain.transforms import (
@@ -187,11 +191,26 @@ _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("json unescaped", json_unescape),
     ("html unescaped", html_unescape),
     ("percent-decoded", percent_decode),
+    ("escapes decoded", unescape_all),
     ("base64", _base64_text),
     ("hex", _hex_text),
+    ("base64 / hex in groups", grouped_text),
 )
 
+_ESCAPE_DECODERS = frozenset({"json unescaped", "html unescaped", "percent-decoded"})
+
 Derivation = tuple[str, str, str]  # (name, derived text, key)
+
+
+def _normalised_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable]:
+    """The first two forms of `_decoded_chain`: raw and normalised."""
+    yield name, decoded, "raw"
+    try:
+        normalised = full_normalise(decoded)
+    except LimitUnknown as exc:
+        yield Undecodable(f"{name} > normalised", str(exc))
+        return
+    yield f"{name} > normalised", normalised, "normalised"
 
 
 def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable]:
@@ -296,6 +315,7 @@ def _skeletons(unmasked_text: str) -> Iterator[Derivation]:
 def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation | Undecodable]:
     """Each decoder's output on each source (a name prefix, a text), through `_decoded_chain`."""
     for prefix, source in sources:
+        escapes: list[str] = []  # what the escape decoders made of `source`
         for name, decode in _DECODERS:
             label = f"{prefix} > {name}" if prefix else name
             try:
@@ -305,6 +325,15 @@ def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation |
                 continue
             if not decoded or decoded == source:
                 continue
+            if decode is unescape_all:
+                if decoded in escapes:  # one decoder alone made it: its forms are there already
+                    continue
+                # raw and normalised only: escapes of two kinds in one large text (random bytes
+                # percent-encoded hold JSON escapes by chance) would cost a whole chain more
+                yield from _normalised_chain(label, decoded)
+                continue
+            if name in _ESCAPE_DECODERS:
+                escapes.append(decoded)
             yield from _decoded_chain(label, decoded)
             del decoded
 

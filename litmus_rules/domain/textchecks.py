@@ -1,4 +1,5 @@
-"""Whether a text is changed by a decoder (HTML, percent, path canonicalisation, base64/hex runs),
+"""Whether a text is changed by a decoder (HTML, percent, path canonicalisation, base64/hex runs
+and groups),
 as `joined.Haystack` asks it before deriving a text's decoded forms: pure functions of the text,
 their answers kept by text in a bounded memo."""
 
@@ -15,6 +16,7 @@ from litmus_rules.domain.decoding import (
     html_unescape,
     percent_decode,
 )
+from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.paths import path_changes
 from litmus_rules.domain.transforms import clean, full_normalise
 
@@ -49,7 +51,7 @@ def _decodes_runs(text: str) -> bool:
 # Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
-    "runs": _decodes_runs,
+    "runs": _decodes_runs, "groups": lambda text: bool(grouped_text(text)),
 }
 # Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
 # of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of

@@ -1,0 +1,90 @@
+"""Base64 and hex written in groups (domain/grouped.py): what decodes, what does not, and that a
+search of many texts at once (joined.py) tests on its own every text whose groups decode."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import joined, textchecks
+from litmus_rules.domain.grouped import grouped_hint, grouped_text
+from litmus_rules.domain.matching import first_leak, leaks
+from litmus_rules.domain.transforms import clean
+
+TOKEN = "lc-5f0e9a1d7c3b"
+RAW = TOKEN.encode()
+B64 = base64.b64encode(RAW).decode()
+
+
+@pytest.mark.parametrize("text", [
+    " ".join(B64[i:i + 4] for i in range(0, len(B64), 4)),
+    "\t".join(B64[i:i + 4] for i in range(0, len(B64), 4)),
+    ":".join(f"{b:02x}" for b in RAW),
+    "-".join(f"{b:02X}" for b in RAW),
+    " ".join(f"{b:02x}" for b in RAW),
+    ", ".join(f"0x{b:02x}" for b in RAW),
+    "".join(f"0x{b:02x} " for b in RAW),
+    " ".join(RAW[i:i + 2].hex() for i in range(0, len(RAW), 2)),  # xxd's pairs, the last one short
+])
+def test_a_token_written_in_groups_decodes(text: str) -> None:
+    assert grouped_text(f"see ({text}) here") == TOKEN
+    witness = leaks(TOKEN, f"see ({text}) here")
+    assert witness is not None and witness.transform == "base64 / hex in groups"
+
+
+@pytest.mark.parametrize("text", [
+    "Send your data here now",  # four-letter words
+    "Send FULL data to the pre-flight TODO list",  # words that look encoded, decoding to bytes
+    "User Email", "Last Name Here",
+    "at 2022-02-17 09:00:00, 12:30:45 and 2026-11-30",  # separators mixed
+    "uuid 550e8400-e29b-41d4-a716-446655440000",  # groups of 4-12 digits
+    "10.0.0.1 and 192.168.1.254", "6c:63:2d",  # fewer than five bytes
+])
+def test_prose_numbers_and_ids_give_nothing(text: str) -> None:
+    assert grouped_text(text) == ""
+
+
+def test_a_run_whose_last_group_alone_looks_encoded_is_hinted() -> None:
+    # "Xzpq" and "Mjdp" hold only lower-case letters past their first character, "dDdr" does not
+    text = "ref Xzpq Mjdp dDdr."
+    assert grouped_text(text) == "_:j27it7k"
+    assert grouped_hint().search(text) is not None
+    assert 0 in joined.Haystack((text, "plain")).exact
+
+
+def test_junk_that_decodes_to_punctuation_is_not_kept() -> None:
+    # printable bytes, but not text: fewer than three quarters letters, digits and "-_./:@"
+    junk = base64.b64encode(b"~)^ +!{}|<>?").decode()
+    assert grouped_text(" ".join(junk[i:i + 4] for i in range(0, len(junk), 4))) == ""
+
+
+_PIECES = st.sampled_from([
+    B64[:4], B64[4:8], B64[8:12], B64[12:], "bGMt", "Q0FO", "Send", "data", "FULL", "2026", "6c", "63", "2d",
+    "0x6c", "0X2D", "6c63", " ", "  ", "\t", ":", "-", ",", ", ", ".", "\n", "=", "x", "é", "\u200b", "\uff1a",
+    "ＱＵＪＤ", "\x00", "Xzpq", "Mjdp", "dDdr",
+])
+_TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS)
+def test_the_hint_is_found_wherever_groups_decode(texts: list[str]) -> None:
+    for text in texts:
+        for form in (text, clean(text)):
+            if grouped_text(form):
+                assert grouped_hint().search(form) is not None, form
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS)
+def test_a_text_whose_groups_decode_is_never_plain(texts: list[str]) -> None:
+    textchecks._checked_memo.clear()
+    exact = set(joined.Haystack(tuple(texts)).exact)
+    for i, text in enumerate(texts):
+        if grouped_text(text) or grouped_text(clean(text)):
+            assert i in exact, (i, text)
+    assert first_leak(TOKEN, texts) == next(
+        ((i, w) for i, text in enumerate(texts) if (w := leaks(TOKEN, text)) is not None), None)
