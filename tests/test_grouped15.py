@@ -28,11 +28,21 @@ B64 = base64.b64encode(RAW).decode()
     ", ".join(f"0x{b:02x}" for b in RAW),
     "".join(f"0x{b:02x} " for b in RAW),
     " ".join(RAW[i:i + 2].hex() for i in range(0, len(RAW), 2)),  # xxd's pairs, the last one short
+    ":".join(RAW[i:i + 2].hex() for i in range(0, len(RAW), 2)),
+    " ".join(RAW[i:i + 4].hex() for i in range(0, len(RAW), 4)),  # groups of four bytes
+    " ".join(B64[i:i + 8] for i in range(0, len(B64), 8)),  # base64 in groups of eight
+    " ".join(str(b) for b in RAW), ",".join(str(b) for b in RAW), "; ".join(str(b) for b in RAW),  # char codes
+    base64.b32encode(RAW).decode(), base64.b32encode(RAW).decode().rstrip("="),
 ])
 def test_a_token_written_in_groups_decodes(text: str) -> None:
     assert grouped_text(f"see ({text}) here") == TOKEN
     witness = leaks(TOKEN, f"see ({text}) here")
-    assert witness is not None and witness.transform == "base64 / hex in groups"
+    assert witness is not None and witness.transform == "grouped encodings"
+
+
+def test_char_codes_from_a_call_decode() -> None:
+    call = "String.fromCharCode(" + ",".join(str(b) for b in RAW) + ")"
+    assert grouped_text(call) == TOKEN
 
 
 @pytest.mark.parametrize("text", [
@@ -42,6 +52,8 @@ def test_a_token_written_in_groups_decodes(text: str) -> None:
     "at 2022-02-17 09:00:00, 12:30:45 and 2026-11-30",  # separators mixed
     "uuid 550e8400-e29b-41d4-a716-446655440000",  # groups of 4-12 digits
     "10.0.0.1 and 192.168.1.254", "6c:63:2d",  # fewer than five bytes
+    "Card 4543 7987 5987 1234", "[1, 2, 3, 4, 5, 6]", "[200, 300, 400, 500, 600]",
+    "CONFIGURATIONFILES", "SHA256 0123456789abcdef", "v1.2.3.4.5",
 ])
 def test_prose_numbers_and_ids_give_nothing(text: str) -> None:
     assert grouped_text(text) == ""
@@ -64,7 +76,7 @@ def test_junk_that_decodes_to_punctuation_is_not_kept() -> None:
 _PIECES = st.sampled_from([
     B64[:4], B64[4:8], B64[8:12], B64[12:], "bGMt", "Q0FO", "Send", "data", "FULL", "2026", "6c", "63", "2d",
     "0x6c", "0X2D", "6c63", " ", "  ", "\t", ":", "-", ",", ", ", ".", "\n", "=", "x", "é", "\u200b", "\uff1a",
-    "ＱＵＪＤ", "\x00", "Xzpq", "Mjdp", "dDdr",
+    "ＱＵＪＤ", "\x00", "Xzpq", "Mjdp", "dDdr", "108", "99", "45", "NRRS", "2NLG", "GBST", "SYJR", "MQ3W",
 ])
 _TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=8)
 

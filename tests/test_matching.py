@@ -110,8 +110,8 @@ ENCODINGS: dict[str, tuple[Callable[[st.DataObject, str], str], str]] = {
                                            for x in c), "html"),
     "html named": (lambda d, c: html.escape(f"<{c}>"), "raw"),
     # written in groups, as a line of its own (group runs start where a word does)
-    "base64 in groups": (lambda d, c: "\n" + b64_groups(c) + "\n", "in groups"),
-    "hex with separators": (lambda d, c: "\n" + hex_groups(d, c) + "\n", "in groups"),
+    "base64 in groups": (lambda d, c: "\n" + b64_groups(c) + "\n", "grouped encodings"),
+    "hex with separators": (lambda d, c: "\n" + hex_groups(d, c) + "\n", "grouped encodings"),
     "combining marks": (lambda d, c: "".join(x + d.draw(st.sampled_from(COMBINING)) for x in c), "confusable skeleton"),
     # an escape inside an escape of another kind: each decoder alone leaves it half decoded (the
     # token's own encoded forms find "&#37;43", HTML of percent escapes, already)
@@ -443,6 +443,9 @@ _PIECES = st.sampled_from([
     " ".join(base64.b64encode(_CANARY.encode()).decode()[i:i + 4] for i in range(0, 16, 4)) + " ",
     ":".join(f"{b:02x}" for b in _CANARY.encode()), ", ".join(f"0x{b:02x}" for b in _CANARY.encode()),
     "\u0301".join(_CANARY), "".join(f"\\u0026#{ord(c)};" for c in _CANARY), "2022-02-17 09:00:00 ",
+    "".join(f"={b:02X}" for b in _CANARY.encode()), "".join(f"%u{ord(c):04x}" for c in _CANARY), "a=1",
+    " ".join(str(b) for b in _CANARY.encode()), base64.b32encode(_CANARY.encode()).decode(),
+    base64.b64encode(_CANARY.encode("utf-16-le")).decode(),
 ])
 _TEXTS = st.lists(st.one_of(st.lists(_PIECES, max_size=6).map("".join), _NASTY), max_size=25)
 _FLAGS = st.sampled_from([[], ["ignorecase"]])

@@ -33,7 +33,18 @@ _HEX_RUN = re.compile(r"[0-9A-Fa-f]{8,}")
 
 
 def old_printable(raw: bytes) -> str | None:
-    text = raw.decode("utf-8", "replace")
+    text = _old_printable_text(raw.decode("utf-8", "replace"))
+    if text is not None or len(raw) < 8:
+        return text
+    # (since session 15) UTF-16 when 90% of the odd bytes, or else of the even bytes, are NUL
+    half = len(raw) // 2
+    for order, zeros in (("utf-16-le", raw[1::2]), ("utf-16-be", raw[0::2])):
+        if sum(b == 0 for b in zeros) * 10 >= half * 9:
+            return _old_printable_text(raw[:2 * half].decode(order, "replace"))
+    return None
+
+
+def _old_printable_text(text: str) -> str | None:
     if not text:
         return None
     if text.isprintable() and "\ufffd" not in text:
@@ -250,7 +261,9 @@ def test_base64_and_hex_runs_are_decoded_as_before(text: str, budget: int | None
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.binary(max_size=12), max_size=20))
+@given(st.lists(st.one_of(st.binary(max_size=12), st.builds(
+    lambda t, order, cut: t.encode(order, "surrogatepass")[cut:], st.text(max_size=10),
+    st.sampled_from(["utf-16-le", "utf-16-be"]), st.integers(0, 1))), max_size=20))
 def test_printable_of_many_is_printable_of_each(raws: list[bytes]) -> None:
     assert decoding._printable_many(raws) == [old_printable(raw) for raw in raws]
 

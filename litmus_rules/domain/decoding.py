@@ -26,6 +26,7 @@ are all decoded (at most 3/4 of the input).
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import compress, repeat
 from operator import is_
@@ -54,7 +55,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.textmemo import memo_large
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
 from litmus_rules.errors import EvaluationError
 
 
@@ -206,24 +207,82 @@ def percent_decode(text: str) -> str:
     return _fixed_point(text, "%", _unquote, PERCENT_MAX_LAYERS, "percent-encoding", "PERCENT_MAX_LAYERS")
 
 
+# Escape syntaxes of other languages, decoded by `unescape_all` only (not a form of their own):
+# Python's \\U0010FFFF, C's / shell's octal \\154 (three digits), IIS's %u006c, and quoted-printable
+# runs (=6C=63, two escapes or more: one "=12" in "id=12ab" is no escape).
+_OTHER_ESCAPE_RE_SPEC = _spec(
+    r"\\U([0-9a-fA-F]{8})"
+    r"|\\([0-3][0-7]{2})"
+    r"|%u([0-9a-fA-F]{4})"
+    r"|((?:=[0-9A-F]{2}){2,})"
+)
+
+
+def _other_escape(m: re.Match[str]) -> str:
+    wide, octal, iis, printable = m.groups()
+    if printable is not None:
+        return bytes.fromhex(printable.replace("=", "")).decode("utf-8", "replace")
+    cp = int(wide, 16) if wide is not None else int(octal, 8) if octal is not None else int(iis, 16)
+    return chr(cp) if cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF else m.group()
+
+
+def other_escapes(text: str) -> str:
+    """Decode `_OTHER_ESCAPE_RE`'s escapes (one pass; malformed ones and surrogates are left)."""
+    if "\\" not in text and "%u" not in text and "=" not in text:
+        return text
+    try:
+        # RE2 finds none in linear time where `re` would try the pattern at every backslash
+        # (1 MB of Windows paths): a large text is searched in its kept UTF-8
+        if _other_escape_re2().search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
+            return text
+    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
+        pass
+    return _RE.OTHER_ESCAPE_RE.sub(_other_escape, text)
+
+
+@functools.cache
+def _other_escape_re2() -> Any:
+    return re2_module().compile(_OTHER_ESCAPE_RE_SPEC[0], re2_options())
+
+
+def _markers(text: str) -> tuple[int, int, int, int]:
+    return text.count("\\"), text.count("&"), text.count("%"), text.count("=")
+
+
+def nested_escapes(text: str, singles: list[str] | None = None) -> bool:
+    """Whether `unescape_all` may decode what no decoder alone does: an escape of another
+    language (`other_escapes`), or a decoder making an escape character ("\\", "&", "%", "=") the
+    text held fewer of (an escape inside an escape of another kind). A text holding escapes of
+    several kinds side by side is not: each decoder's form has its own. `singles`: what
+    json_unescape, html_unescape and percent_decode make of `text`, when known."""
+    if other_escapes(text) != text:
+        return True
+    before = _markers(text)
+    for decoded in singles or (json_unescape(text), html_unescape(text), percent_decode(text)):
+        if decoded != text and any(map(int.__gt__, _markers(decoded), before)):
+            return True
+    return False
+
+
 # Layers of HTML / percent escaping between JSON layers that `unescape_all` decodes.
 ESCAPES_MAX_LAYERS = 16
 
 
 @memo_large
 def unescape_all(text: str) -> str:
-    """JSON, HTML and percent escapes decoded together: an escape of one kind inside another
-    ("\\u0026#108;" -> "&#108;" -> "l", "&#92;u006c" -> "\\u006c" -> "l"), which each decoder
-    alone leaves half decoded. One JSON pass (as `json_unescape`), then HTML and percent to their
-    fixed points, then JSON again while they change the text. The JSON form itself when HTML and
-    percent change nothing (no form of its own: `normalize` skips a repeated text). Raises
-    LimitUnknown past ESCAPES_MAX_LAYERS such alternations, or where a decoder meets its limit."""
-    decoded = json_unescape(text)
+    """JSON, HTML and percent escapes decoded together, with the escapes of `other_escapes`: an
+    escape of one kind inside another ("\\u0026#108;" -> "&#108;" -> "l", "&#92;u006c" ->
+    "\\u006c" -> "l"), which each decoder alone leaves half decoded. One JSON pass (as
+    `json_unescape`), then HTML and percent to their fixed points, then JSON again while they
+    change the text. The JSON form itself when nothing else changes it (no form of its own:
+    `normalize` skips a repeated text). Raises LimitUnknown past ESCAPES_MAX_LAYERS such
+    alternations, or where a decoder meets its limit."""
+    decoded = other_escapes(json_unescape(text))
     for _ in range(ESCAPES_MAX_LAYERS):
         other = percent_decode(html_unescape(decoded))
         if other == decoded:
             return decoded
-        decoded = json_unescape(other)
+        decoded = other_escapes(json_unescape(other))
         if decoded == other:
             return decoded
     if percent_decode(html_unescape(decoded)) != decoded:

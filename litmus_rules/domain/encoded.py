@@ -15,9 +15,15 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import accumulate, compress, islice, repeat
-from operator import add, getitem, is_, le, mod, mul, not_, or_, sub
+from operator import getitem, is_, le, mod, not_, or_, sub
 from typing import Any
 
+from litmus_rules.domain.printable import (  # noqa: F401 - _printable_text: decoding.py re-exports it
+    NONPRINTABLE_PATTERN,
+    _printable,
+    _printable_many,
+    _printable_text,
+)
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
 
 # --- base64 / hex spans ---------------------------------------------------------------------
@@ -31,7 +37,7 @@ _URL_TO_STD = str.maketrans("-_", "+/")
 _PATTERNS = {
     "_B64_RUN": r"[A-Za-z0-9+/_-]{8,}(?:\r?\n[A-Za-z0-9+/_-]{4,})*",
     "_HEX_RUN": r"[0-9A-Fa-f]{8,}",
-    "_NONPRINTABLE": "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]",
+    "_NONPRINTABLE": NONPRINTABLE_PATTERN,
     # a run of hex digits once `_HEX_TO_H` has made each one an "h" (below)
     "_H_RUN": "(hhhhhhhh+)",
     # `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (below)
@@ -52,48 +58,6 @@ def __getattr__(name: str) -> Any:
 # once, at one alignment), so `normalize.forms` decodes every span. Kept as a name for callers
 # that pass an explicit bound; `max_chars=None` is unbounded.
 MAX_DECODED_CHARS = 1 << 22
-
-
-def _printable(raw: bytes) -> str | None:
-    """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else None."""
-    return _printable_text(raw.decode("utf-8", "replace"))
-
-
-def _printable_text(text: str) -> str | None:
-    """`_printable` of the text `raw` decodes to (with U+FFFD for each invalid sequence)."""
-    if not text:
-        return None
-    if text.isprintable() and "\ufffd" not in text:  # no character of _NONPRINTABLE: skip the count
-        return text
-    # each U+FFFD is one of _NONPRINTABLE: random bytes (a run that only looks like base64) are
-    # mostly invalid UTF-8, and rejected here without the count
-    if text.count("\ufffd") * 5 > len(text):
-        return None
-    bad = len(_pattern("_NONPRINTABLE").findall(text))
-    if bad * 5 > len(text):
-        return None
-    return _pattern("_NONPRINTABLE").sub(" ", text) if bad else text
-
-
-def _printable_many(raws: list[bytes | None]) -> list[str | None]:
-    """`_printable` of each (None stays None). A few calls into C for all of them find the texts
-    that have too many characters of _NONPRINTABLE for sure: a U+FFFD for each invalid UTF-8
-    sequence, and the ASCII control bytes (each decodes to itself). Random bytes (a run that
-    only looks like base64) are rejected there; `_printable_text` counts exactly in the others."""
-    data = raws if None not in raws else [b"" if raw is None else raw for raw in raws]
-    texts = list(map(bytes.decode, data, repeat("utf-8"), repeat("replace")))  # type: ignore[arg-type]
-    invalid = map(str.count, texts, repeat("\ufffd"))
-    controls = map(len, map(bytes.translate, data, repeat(None), repeat(_NOT_CONTROL_BYTES)))  # type: ignore[arg-type]
-    # (invalid + controls) * 5 <= len(text): the texts worth counting exactly (most are not)
-    worth = map(le, map(mul, map(add, invalid, controls), repeat(5)), map(len, texts))
-    out: list[str | None] = [None] * len(texts)
-    for i in compress(range(len(texts)), worth):
-        out[i] = _printable_text(texts[i])
-    return out
-
-
-# every byte but the ASCII controls of _NONPRINTABLE (deleted: what is left is counted)
-_NOT_CONTROL_BYTES = bytes(b for b in range(256) if not (b <= 0x08 or b in (0x0B, 0x0C) or 0x0E <= b <= 0x1F or b == 0x7F))
 
 
 def _looks_like_word(run: str) -> bool:

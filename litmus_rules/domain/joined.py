@@ -287,16 +287,20 @@ class Haystack:
             return True
 
         html, percent, paths = checking(texts, "html"), checking(texts, "percent"), checking(texts, "paths")
+        escapes = checking(texts, "escapes")  # IIS's %u006c, quoted-printable =6C=63 (decoding.other_escapes)
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
             ("raw", b"\\", always),  # JSON escapes, Windows paths
             ("raw", b"&", html),
             ("raw", b"%", percent),
+            ("raw", b"%", escapes),
+            ("raw", b"=", escapes),
             ("raw", b"/", paths),
         ]
         if not self.ascii:
-            # NFKC can make a backslash, "&", "%" (fullwidth ones, ...) that the decoders of the
-            # cleaned text read, or a slash or backslash that path canonicalisation reads
-            checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent)]
+            # NFKC can make a backslash, "&", "%", "=" (fullwidth ones, ...) that the decoders of
+            # the cleaned text read, or a slash or backslash that path canonicalisation reads
+            checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent),
+                       ("cleaned", b"%", escapes), ("cleaned", b"=", escapes)]
             checks += [(name, char, paths) for name in ("cleaned", "normalised") for char in (b"/", b"\\")]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
@@ -317,7 +321,7 @@ class Haystack:
                         continue
                 if checked("runs", derive(texts[i])):
                     exact.add(i)
-        # base64 / hex in groups ("bGMt NWYw", "6c:63:2d"), likewise
+        # grouped encodings ("bGMt NWYw", "6c:63:2d"), likewise
         for source, derive in run_sources:
             for i in range(len(texts)) if source is None else self._segments_matching(source, grouped_hint()):
                 if i not in exact and checked("groups", derive(texts[i])):

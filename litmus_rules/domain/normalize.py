@@ -9,8 +9,9 @@ Decoders read the raw text and also its cleaned form (format characters removed 
 base64 in fullwidth letters, or split by zero-width characters, decodes), and each decoded text
 goes through the chain of the raw text (normalised, confusable skeletons, path canonicalised), so
 a trace reads e.g. "format characters removed > base64 > confusable skeleton". ("escapes decoded",
-JSON, HTML and percent escapes decoded together, goes through raw and normalised only, and is left
-out where one of those decoders alone made the same text.)
+JSON, HTML and percent escapes decoded together, goes through raw and normalised only, and is
+derived only where escapes nest across kinds (`decoding.nested_escapes`) and left out where one
+of those decoders alone made the same text.)
 
 `forms(text)` derives every form worth searching, each tagged with the *key*: the function that
 must be applied to a token (or signal value) so that both sides are normalised the same way.
@@ -46,6 +47,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     hex_spans,
     html_unescape,
     json_unescape,
+    nested_escapes,
     percent_decode,
     unescape_all,
 )
@@ -194,7 +196,7 @@ _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("escapes decoded", unescape_all),
     ("base64", _base64_text),
     ("hex", _hex_text),
-    ("base64 / hex in groups", grouped_text),
+    ("grouped encodings", grouped_text),
 )
 
 _ESCAPE_DECODERS = frozenset({"json unescaped", "html unescaped", "percent-decoded"})
@@ -315,14 +317,18 @@ def _skeletons(unmasked_text: str) -> Iterator[Derivation]:
 def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation | Undecodable]:
     """Each decoder's output on each source (a name prefix, a text), through `_decoded_chain`."""
     for prefix, source in sources:
-        escapes: list[str] = []  # what the escape decoders made of `source`
+        escapes: list[str] = []  # what the escape decoders made of `source` (json, html, percent)
         for name, decode in _DECODERS:
             label = f"{prefix} > {name}" if prefix else name
             try:
+                if decode is unescape_all and not nested_escapes(source, escapes if len(escapes) == 3 else None):
+                    continue
                 decoded = decode(source)
             except LimitUnknown as exc:
                 yield Undecodable(label, str(exc))
                 continue
+            if name in _ESCAPE_DECODERS:
+                escapes.append(decoded)
             if not decoded or decoded == source:
                 continue
             if decode is unescape_all:
@@ -332,8 +338,6 @@ def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation |
                 # percent-encoded hold JSON escapes by chance) would cost a whole chain more
                 yield from _normalised_chain(label, decoded)
                 continue
-            if name in _ESCAPE_DECODERS:
-                escapes.append(decoded)
             yield from _decoded_chain(label, decoded)
             del decoded
 

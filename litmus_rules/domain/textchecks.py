@@ -15,6 +15,7 @@ from litmus_rules.domain.decoding import (
     candidate_runs,
     html_unescape,
     percent_decode,
+    unescape_all,
 )
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.paths import path_changes
@@ -51,7 +52,7 @@ def _decodes_runs(text: str) -> bool:
 # Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
-    "runs": _decodes_runs, "groups": lambda text: bool(grouped_text(text)),
+    "runs": _decodes_runs, "groups": lambda text: bool(grouped_text(text)), "escapes": _changed_by(unescape_all),
 }
 # Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
 # of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of

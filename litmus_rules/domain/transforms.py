@@ -19,7 +19,7 @@ percent_decode            percent-decoded                   (decoding.py)
 unescape_all              escapes decoded                   (decoding.py)
 canonical_path            path canonicalised                (paths.py)
 base64_spans / hex_spans  base64 / hex                      (decoding.py)
-grouped_text              base64 / hex in groups            (grouped.py)
+grouped_text              grouped encodings                 (grouped.py)
 ========================  ================================  ============
 
 "normalised" is the full chain: format characters removed > unicode tags decoded > NFKC > casefold
@@ -269,7 +269,7 @@ def full_normalise(text: str) -> str:
 # --- confusable skeleton ------------------------------------------------------------------------
 
 
-_SKELETON_FORMAT = 2  # bump when how the table is built changes
+_SKELETON_FORMAT = 3  # bump when how the table is built changes
 
 
 @functools.cache
@@ -355,6 +355,10 @@ def _build_skeleton_table() -> dict[int, str]:
         for m in singles:
             if m != rep:
                 table[ord(m)] = rep
+    # Letter look-alikes that neither the confusables data nor NFKC fold (small capitals, regional
+    # indicators, negative squared and circled letters): the letter their name gives.
+    for cp, letter in _named_letters():
+        table.setdefault(cp, letter)
     # Nonspacing and enclosing marks are dropped: "l\u0307c\u0307" (a dot above each letter) reads
     # as "lc", and NFKC keeps the marks (it composes "c\u0307" into "ċ", which NFD splits again).
     for mark in _combining_marks():
@@ -371,6 +375,28 @@ def _build_skeleton_table() -> dict[int, str]:
         if not changed:
             break
     return table
+
+
+# blocks holding letter look-alikes that `_named_letters` reads the names of (IPA, phonetic
+# extensions, Latin Extended-D, enclosed alphanumerics and their supplement, Latin Extended-G)
+_LOOKALIKE_BLOCKS = ((0x0250, 0x02B0), (0x1D00, 0x1DC0), (0x2460, 0x2500), (0xA730, 0xA800),
+                     (0x1DF00, 0x1E000), (0x1F100, 0x1F200))
+_LOOKALIKE_NAME = re.compile(
+    r"(LATIN LETTER SMALL CAPITAL|REGIONAL INDICATOR SYMBOL LETTER|NEGATIVE (?:SQUARED|CIRCLED) LATIN CAPITAL"
+    r" LETTER|SQUARED LATIN CAPITAL LETTER|CIRCLED LATIN (?:CAPITAL|SMALL) LETTER) ([A-Z])")
+
+
+def _named_letters() -> list[tuple[int, str]]:
+    """(code point, ASCII letter) for each letter look-alike whose name is a letter's: small
+    capitals map to the small letter, the others to the letter their name says."""
+    out = []
+    for start, end in _LOOKALIKE_BLOCKS:
+        for cp in range(start, end):
+            m = _LOOKALIKE_NAME.fullmatch(unicodedata.name(chr(cp), ""))
+            if m is not None:
+                small = "SMALL" in m.group(1)
+                out.append((cp, m.group(2).lower() if small else m.group(2)))
+    return out
 
 
 def _combining_marks() -> list[str]:
