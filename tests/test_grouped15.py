@@ -33,11 +33,21 @@ B64 = base64.b64encode(RAW).decode()
     " ".join(B64[i:i + 8] for i in range(0, len(B64), 8)),  # base64 in groups of eight
     " ".join(str(b) for b in RAW), ",".join(str(b) for b in RAW), "; ".join(str(b) for b in RAW),  # char codes
     base64.b32encode(RAW).decode(), base64.b32encode(RAW).decode().rstrip("="),
+    " ".join(TOKEN), ".".join(TOKEN), "-".join(TOKEN), "\u00b7".join(TOKEN),  # spelt out
 ])
 def test_a_token_written_in_groups_decodes(text: str) -> None:
     assert grouped_text(f"see ({text}) here") == TOKEN
     witness = leaks(TOKEN, f"see ({text}) here")
     assert witness is not None and witness.transform == "grouped encodings"
+
+
+@pytest.mark.parametrize("before", ["+", "/", "-", "_", "é", "\n"])
+def test_a_run_after_any_character_that_is_not_its_own_decodes(before: str) -> None:
+    # (each run with the characters it is made of: one of them before it makes a longer word)
+    for run, alphabet in ((" ".join(TOKEN), "_-"), (base64.b32encode(RAW).decode(), ""),
+                          (":".join(f"{b:02x}" for b in RAW), ""), (",".join(str(b) for b in RAW), "")):
+        if before not in alphabet:
+            assert TOKEN in grouped_text(f"x {before}{run} y"), (before, run)
 
 
 def test_char_codes_from_a_call_decode() -> None:
@@ -53,7 +63,7 @@ def test_char_codes_from_a_call_decode() -> None:
     "uuid 550e8400-e29b-41d4-a716-446655440000",  # groups of 4-12 digits
     "10.0.0.1 and 192.168.1.254", "6c:63:2d",  # fewer than five bytes
     "Card 4543 7987 5987 1234", "[1, 2, 3, 4, 5, 6]", "[200, 300, 400, 500, 600]",
-    "CONFIGURATIONFILES", "SHA256 0123456789abcdef", "v1.2.3.4.5",
+    "CONFIGURATIONFILES", "SHA256 0123456789abcdef", "v1.2.3.4.5", "I am a b c d e f g", "x-y-z",
 ])
 def test_prose_numbers_and_ids_give_nothing(text: str) -> None:
     assert grouped_text(text) == ""
@@ -77,6 +87,7 @@ _PIECES = st.sampled_from([
     B64[:4], B64[4:8], B64[8:12], B64[12:], "bGMt", "Q0FO", "Send", "data", "FULL", "2026", "6c", "63", "2d",
     "0x6c", "0X2D", "6c63", " ", "  ", "\t", ":", "-", ",", ", ", ".", "\n", "=", "x", "é", "\u200b", "\uff1a",
     "ＱＵＪＤ", "\x00", "Xzpq", "Mjdp", "dDdr", "108", "99", "45", "NRRS", "2NLG", "GBST", "SYJR", "MQ3W",
+    "l c - 5 f 0 ", "e.9.a.1.", "d", "+", "/",
 ])
 _TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=8)
 

@@ -1,5 +1,6 @@
-"""Encodings written in groups, and base32: what a person or a dump tool spaces out, which the
-run decoders of encoded.py (one unbroken run of the base64 alphabet each) do not read whole.
+"""Encodings written in groups, base32, and tokens spelt out a character at a time: what a
+person or a dump tool spaces out, which the run decoders of encoded.py (one unbroken run of the
+base64 alphabet each) do not read whole.
 
 - base64 in groups of 4, 8, ... characters separated by spaces or tabs ("bGMt NWYw ZTlh"), two
   groups or more (the last may be short, and padded);
@@ -8,7 +9,9 @@ run decoders of encoded.py (one unbroken run of the base64 alphabet each) do not
   or more);
 - decimal character codes 32-126 with one separator throughout ("108, 99, 45, 53, 102"), five
   or more (`String.fromCharCode(...)`, a list of bytes);
-- base32 runs of 16 characters or more ("NRRS2NLGGBSTSYJR"), decoded from their start.
+- base32 runs of 16 characters or more ("NRRS2NLGGBSTSYJR"), decoded from their start;
+- a token spelt out a character at a time with one separator ("l c - 5 f 0", "l.c.-.5.f.0"),
+  eight characters or more.
 
 Each group run is joined without its separators and decoded (base64 and hex as encoded.py decodes
 a run: every alignment, kept when mostly printable UTF-8), so a token anywhere inside it is found.
@@ -63,8 +66,15 @@ _CODE = "(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6])"
 _DECIMAL_RUN = ("(?:^|[^0-9A-Za-z.])(?:"
                 + "|".join(f"{_CODE}(?:{sep}{_CODE}){{4,}}" for sep in (", ", ",", " ", ";", "; ")) + ")")
 _BASE32_RUN = "(?:^|[^A-Za-z0-9])[A-Z2-7]{16,}={0,6}"
+# a token spelt out one character at a time, one separator throughout ("l c - 5 f 0", "l.c.-.5.f.0"):
+# eight characters or more, from where a word starts
+_SPACED_CHAR = "[A-Za-z0-9_-]"
+_SPACED_RUN = ("(?:^|[^A-Za-z0-9_-])(?:"
+               + "|".join(f"(?:{_SPACED_CHAR}{sep}){{7,}}{_SPACED_CHAR}"
+                          for sep in (" ", r"\.", "-", "_", r"\|", ",", ":", "/", r"\*", "\u00b7"))
+               + ")")
 # every run decoded is a match of one of these (joined.py: a text without a match is plain)
-_HINT = "|".join((_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN))
+_HINT = "|".join((_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN))
 MIN_DECODED = 6
 # what a decoded span's characters are counted against (`_reads_as_text`)
 _NOT_WORDISH = re.compile(r"[^A-Za-z0-9 \-_./:@]")
@@ -73,7 +83,8 @@ _NOT_WORDISH = re.compile(r"[^A-Za-z0-9 \-_./:@]")
 @functools.cache
 def _patterns() -> tuple[Any, ...]:
     re2 = re2_module()
-    return tuple(re2.compile(p, re2_options()) for p in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN))
+    return tuple(re2.compile(p, re2_options())
+                 for p in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN))
 
 
 @functools.cache
@@ -82,19 +93,19 @@ def grouped_hint() -> Any:
     return re2_module().compile(_HINT, re2_options())
 
 
-# the characters a run may start with (a match starts with the character before it, if any)
-_RUN_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-def _runs(pattern: Any, text: str) -> list[str]:
+def _runs(pattern: Any, text: str, first: str) -> list[str]:
     """The runs `pattern` finds (no capture group: RE2 finds them 2-3x faster), in a large text's
-    kept UTF-8 (no offsets to map back)."""
+    kept UTF-8 (no offsets to map back). A match starts with the character before its run, if
+    any (`first`: the characters a run starts with, none of which may stand before one)."""
     try:
         found = pattern.findall(utf8(text) if len(text) >= MEMO_MIN else text)
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; search the text without them
         found = pattern.findall(text.encode("utf-8", "replace").decode("utf-8"))
     runs = [run.decode() if run.__class__ is bytes else run for run in found]
-    return [run if run[:1] in _RUN_START else run[1:] for run in runs]
+    return [run if run[:1] in first else run[1:] for run in runs]
 
 
 # Base64 runs with more slashes than this share are paths ("/lib lib/usr95/usr/config"); in
@@ -124,10 +135,12 @@ def grouped_text(text: str) -> str:
             return ""
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
-    b64, hexes, decimals, base32s = _patterns()
-    runs = ["".join(run.split()) for run in _runs(b64, text) if run.count("/") <= SLASHES_MAX * len(run)]
-    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text)]
+    b64, hexes, decimals, base32s, spaced = _patterns()
+    runs = ["".join(run.split()) for run in _runs(b64, text, _LETTERS + "0123456789+/_-")
+            if run.count("/") <= SLASHES_MAX * len(run)]
+    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, "0123456789ABCDEFabcdef")]
     spans = _decode_b64_many(runs) + _hex_found(hex_runs)
-    spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text)]
-    spans += map(_base32, _runs(base32s, text))
+    spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, "0123456789")]
+    spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
+    spans += [run[::2] for run in _runs(spaced, text, _LETTERS + "0123456789_-")]  # (every separator is one character)
     return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
