@@ -30,6 +30,9 @@ class Env:
         self.rec: dict[Any, Any] | None = None
         self.hint: list[Any] | None = None  # a recording run: the fast run's slots, where witnesses are
         self.assume: Any = None  # a recording run: the result an inner loop level is known to have
+        # a list's set of strings is kept for one evaluation at most (a caller may change its
+        # facts between two)
+        _set_last_strings(_NO_STRINGS)
 
     def charge(self, units: int) -> None:
         self.budget -= units
@@ -64,6 +67,18 @@ def _strict_eq(a: Any, b: Any) -> bool:
     return bool(a == b) and (a.__class__ is bool) == (b.__class__ is bool)
 
 
+# Lists from this long are searched through the set of their strings (`_member`). Values are never
+# changed during an evaluation, and the list is held with its set, so `is` tells it again.
+SET_MIN = 32
+_NO_STRINGS: tuple[Any, frozenset[str]] = (None, frozenset())
+_last_strings = _NO_STRINGS
+
+
+def _set_last_strings(last: tuple[Any, frozenset[str]]) -> None:
+    global _last_strings
+    _last_strings = last
+
+
 def _member(item: Any, container: Any, node: ast.Expr) -> Any:
     if item is UNKNOWN or container is UNKNOWN:
         return UNKNOWN
@@ -73,9 +88,16 @@ def _member(item: Any, container: Any, node: ast.Expr) -> Any:
         return item in container
     if isinstance(container, list):
         if item.__class__ is str:
-            # a string equals only an equal string, so `_strict_eq` is `==`: list's own `in`, in C
-            # (`token in null_canaries`, asked once per token, is quadratic in a Python loop)
-            return item in container
+            # a string equals only an equal string, so `_strict_eq` is `==`: list's own `in`, in C,
+            # or for a long list the set of its strings, kept for the last list asked about
+            # (`token in null_canaries`, asked once per token, is quadratic otherwise)
+            if len(container) < SET_MIN:
+                return item in container
+            last = _last_strings
+            if last[0] is not container:
+                last = (container, frozenset(x for x in container if x.__class__ is str))
+                _set_last_strings(last)
+            return item in last[1]
         return any(_strict_eq(item, x) for x in container)
     if isinstance(container, dict):
         return item in container if isinstance(item, str) else False
