@@ -20,7 +20,8 @@ of them: a regex is rewritten for ~700 pages, and NFKC works on every character)
 signal and canary of 40 KB of punctuation (40,000 windows of a partial match to look for, and
 long encoded forms of the token that hold none of them); 2,500 schema descriptions of 40
 characters, each with escapes and a path that changes (texts that are not plain are searched
-one by one, every form of each derived on its own). Printed per row, each the
+one by one, every form of each derived on its own); 1 MB of short runs of every grouped encoding
+and other-language escape (`grouped_runs`: each run decoded on its own). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -236,6 +237,9 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
         f"p{i}": {"type": "string", "description": f"see \\x{i % 256:02x}\\u{i:04x} &#{i}; %{i % 256:02X} C:\\d{i}\\..\\x"}
         for i in range(2500)}}
     rows.append(("2,500 short texts that are not plain", ep))
+    ep = _base(21)
+    ep["context"]["tools"][0]["description"] = grouped_runs(rng)
+    rows.append(("1 MB of grouped encodings and escapes", ep))
     return rows
 
 
@@ -244,6 +248,25 @@ def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
     other planes, ~700 pages of 256 characters, format characters next to combining marks (so
     every NFKC step of the chain runs in full): ~1.8 MB of UTF-8."""
     return "".join(chr(rng.randrange(0x20, 0x30000)) for _ in range(count)).encode("utf-8", "ignore").decode()
+
+
+def grouped_runs(rng: random.Random, size: int = SIZE) -> str:
+    """Every shape `domain/grouped.py` and `decoding.other_escapes` decode, short runs of each, with
+    random content, one after another: base64 in groups of four, hex bytes with colons, decimal
+    character codes, base32, a token spelt out, quoted-printable and octal escapes (~1 MB)."""
+    def chunk() -> str:
+        raw = bytes(rng.randrange(32, 127) for _ in range(9))
+        return rng.choice([
+            " ".join(base64.b64encode(raw).decode()[i:i + 4] for i in range(0, 12, 4)),
+            ":".join(f"{b:02x}" for b in raw), ",".join(str(b) for b in raw),
+            base64.b32encode(raw + b"x").decode(), " ".join(raw.decode()), "".join(f"={b:02X}" for b in raw),
+            "".join(f"\\{b:03o}" for b in raw)])
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        parts.append(chunk())
+        length += len(parts[-1]) + 2
+    return ". ".join(parts)
 
 
 def escape_runs(size: int = SIZE) -> str:

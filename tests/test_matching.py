@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import html
 import time
 from typing import Any
@@ -113,6 +114,9 @@ ENCODINGS: dict[str, tuple[Callable[[st.DataObject, str], str], str]] = {
     "base64 in groups": (lambda d, c: "\n" + b64_groups(c) + "\n", "grouped encodings"),
     "hex with separators": (lambda d, c: "\n" + hex_groups(d, c) + "\n", "grouped encodings"),
     "combining marks": (lambda d, c: "".join(x + d.draw(st.sampled_from(COMBINING)) for x in c), "confusable skeleton"),
+    # spelt so the agent can undo it at sight (tokens of 8+ characters)
+    "reversed": (lambda d, c: c[::-1], "reversed token"),
+    "rot13": (lambda d, c: codecs.encode(c, "rot13"), "rot13 token"),
     # an escape inside an escape of another kind: each decoder alone leaves it half decoded (the
     # token's own encoded forms find "&#37;43", HTML of percent escapes, already)
     "json of html": (lambda d, c: "".join(f"\\u0026#{ord(x)};" for x in c), "escapes decoded"),
@@ -146,6 +150,13 @@ def test_leaks_absent_canary_in_encoded_carrier_is_none(canary: str, text: str) 
     for encoded in (base64.b64encode(text.encode()).decode(), text.encode().hex(),
                     "".join(f"%{b:02X}" for b in text.encode())):
         assert leaks(canary, f"{text} {encoded}") is None
+
+
+def test_only_a_leaked_token_of_eight_or_more_is_looked_for_transposed() -> None:
+    assert leaks("EXFIL-4242", "ref 2424-LIFXE") is not None
+    assert leaks("EXF-42", "ref 24-FXE") is None  # short: would be found by chance
+    # a signal is what the detector matches: its value backwards collides with nothing
+    assert collides({"id": "s", "kind": "substring", "value": "EXFIL-4242"}, "ref 2424-LIFXE") is None
 
 
 def test_leaks_edge_cases() -> None:

@@ -18,7 +18,8 @@ base64_spans / hex_spans  base64 / hex                      n/a (extract decoded
 runs of the text, or none when a linear-time scan proves that no run can decode (the common case
 for prose and identifiers). Those live in encoded.py, re-exported here.
 
-Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point;
+Limits: HTML_MAX_LAYERS / PERCENT_MAX_LAYERS layers of escaping are decoded to a fixed point
+(ESCAPES_MAX_LAYERS alternations of kinds, for `unescape_all`);
 a text with more raises `LimitUnknown` (its decoded form is unknown, and the rules reject with an
 explained reason), never a partly decoded text. Everything else is complete: base64 / hex spans
 are all decoded (at most 3/4 of the input).
@@ -226,6 +227,7 @@ def _other_escape(m: re.Match[str]) -> str:
     return chr(cp) if cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF else m.group()
 
 
+@memo_large
 def other_escapes(text: str) -> str:
     """Decode `_OTHER_ESCAPE_RE`'s escapes (one pass; malformed ones and surrogates are left)."""
     if "\\" not in text and "%u" not in text and "=" not in text:
@@ -238,6 +240,17 @@ def other_escapes(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
         pass
     return _RE.OTHER_ESCAPE_RE.sub(_other_escape, text)
+
+
+def _may_hold_other_escapes(text: str) -> bool:
+    """Whether `other_escapes` finds an escape to decode in `text` (it may leave one that is
+    malformed as it is: a superset)."""
+    if "\\" not in text and "%u" not in text and "=" not in text:
+        return False
+    try:
+        return _other_escape_re2().search(utf8(text) if len(text) >= MEMO_MIN else text) is not None
+    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
+        return other_escapes(text) != text
 
 
 @functools.cache
@@ -255,7 +268,7 @@ def nested_escapes(text: str, singles: list[str] | None = None) -> bool:
     text held fewer of (an escape inside an escape of another kind). A text holding escapes of
     several kinds side by side is not: each decoder's form has its own. `singles`: what
     json_unescape, html_unescape and percent_decode make of `text`, when known."""
-    if other_escapes(text) != text:
+    if _may_hold_other_escapes(text):
         return True
     before = _markers(text)
     for decoded in singles or (json_unescape(text), html_unescape(text), percent_decode(text)):

@@ -94,6 +94,7 @@ def grouped_hint() -> Any:
 
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_DIGITS = "0123456789"
 
 
 def _runs(pattern: Any, text: str, first: str) -> list[str]:
@@ -136,11 +137,12 @@ def grouped_text(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
     b64, hexes, decimals, base32s, spaced = _patterns()
-    runs = ["".join(run.split()) for run in _runs(b64, text, _LETTERS + "0123456789+/_-")
+    runs = ["".join(run.split()) for run in _runs(b64, text, _LETTERS + _DIGITS + "+/_-")
             if run.count("/") <= SLASHES_MAX * len(run)]
-    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, "0123456789ABCDEFabcdef")]
+    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, _DIGITS + "ABCDEFabcdef")]
     spans = _decode_b64_many(runs) + _hex_found(hex_runs)
-    spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, "0123456789")]
+    spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, _DIGITS)]
     spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
-    spans += [run[::2] for run in _runs(spaced, text, _LETTERS + "0123456789_-")]  # (every separator is one character)
+    # (every separator of a spelt-out token is one character)
+    spans += [run[::2] for run in _runs(spaced, text, _LETTERS + _DIGITS + "_-")]
     return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
