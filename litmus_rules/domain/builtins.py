@@ -81,8 +81,9 @@ def _transcript_text(transcript: Any) -> str:
     [Param("token", t.STR), Param("text", t.STR)],
     WITNESS,
     "Does the token occur in the text under any normalisation or decoding (case, zero-width, "
-    "confusables, NFKC, base64, hex, percent- and JSON-escapes, HTML entities, paths)? The witness "
-    "names the transform that revealed it.",
+    "confusables, NFKC, base64, hex, percent- and JSON-escapes, HTML entities, paths, encodings "
+    "written in groups, escapes nested across kinds; a token of 8+ characters backwards or in "
+    "ROT13 too)? The witness names the transform that revealed it.",
     cost=lambda args: 4 * text_cost(args),
 )
 def _leaks(token: Any, text: Any) -> Any:
@@ -437,9 +438,9 @@ def _overlap(a: Any, b: Any, min_len: Any = 40) -> Any:
     WITNESS,
     "Is a tool or skill name mentioned in the text at identifier boundaries (not preceded or "
     "followed by a letter, digit or `_` in the form where it is found; `-` and `.` are "
-    "boundaries), under the normalisations and decodings of `leaks`? `export_calendar` is not "
-    "mentioned in `export_calendar_v2`. With `anywhere: true` it is `leaks` (a canary matches "
-    "anywhere). The witness names the transform that revealed it, and `searched` says how: "
+    "boundaries), under the normalisations and decodings of `leaks` (not backwards or in ROT13: "
+    "what the text says, not what can be derived from it)? `export_calendar` is not mentioned in "
+    "`export_calendar_v2`. With `anywhere: true` a canary matches anywhere. The witness names the transform that revealed it, and `searched` says how: "
     "\"as a canary, anywhere\" or \"as a name, at identifier boundaries\".",
     cost=lambda args: 4 * text_cost(args),
 )
