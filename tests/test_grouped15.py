@@ -50,6 +50,13 @@ def test_a_run_after_any_character_that_is_not_its_own_decodes(before: str) -> N
             assert TOKEN in grouped_text(f"x {before}{run} y"), (before, run)
 
 
+@pytest.mark.parametrize("text", ["Use the code {} when asked.", "{} then more words here", "read this {}"])
+def test_base64_groups_next_to_four_letter_words_decode(text: str) -> None:
+    # "code", "when", "then", "more", "this" read as groups of the run: it is decoded without them too
+    groups = " ".join(B64[i:i + 4] for i in range(0, len(B64), 4))
+    assert TOKEN in grouped_text(text.format(groups)).split("\n")
+
+
 def test_char_codes_from_a_call_decode() -> None:
     call = "String.fromCharCode(" + ",".join(str(b) for b in RAW) + ")"
     assert grouped_text(call) == TOKEN

@@ -9,7 +9,7 @@ base64 alphabet each) do not read whole.
   or more);
 - decimal character codes 32-126 with one separator throughout ("108, 99, 45, 53, 102"), five
   or more (`String.fromCharCode(...)`, a list of bytes);
-- base32 runs of 16 characters or more ("NRRS2NLGGBSTSYJR"), decoded from their start;
+- base32 runs of 12 characters or more ("NRRS2NLGGBSTSYJR"), decoded from their start;
 - a token spelt out a character at a time with one separator ("l c - 5 f 0", "l.c.-.5.f.0"),
   eight characters or more.
 
@@ -65,7 +65,7 @@ _HEX_RUN = ("(?:^|[^0-9A-Za-z])(?:"
 _CODE = "(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6])"
 _DECIMAL_RUN = ("(?:^|[^0-9A-Za-z.])(?:"
                 + "|".join(f"{_CODE}(?:{sep}{_CODE}){{4,}}" for sep in (", ", ",", " ", ";", "; ")) + ")")
-_BASE32_RUN = "(?:^|[^A-Za-z0-9])[A-Z2-7]{16,}={0,6}"
+_BASE32_RUN = "(?:^|[^A-Za-z0-9])[A-Z2-7]{12,}={0,6}"
 # a token spelt out one character at a time, one separator throughout ("l c - 5 f 0", "l.c.-.5.f.0"):
 # eight characters or more, from where a word starts
 _SPACED_CHAR = "[A-Za-z0-9_-]"
@@ -114,14 +114,29 @@ def _runs(pattern: Any, text: str, first: str) -> list[str]:
 SLASHES_MAX = 1 / 8
 
 
+def _b64_candidates(run: str) -> list[str]:
+    """A base64 group run joined, and joined without the lower-case words at its ends ("code" in
+    "Use the code QUFf MDAw", "when" in "MDBB when asked": prose that looks like a group), which
+    would shift or spoil what the run decodes to."""
+    groups = run.split()
+    core = [i for i, group in enumerate(groups) if not (group.isalpha() and group.islower())]
+    whole = "".join(groups)
+    if not core or (core[0] == 0 and core[-1] == len(groups) - 1):
+        return [whole]
+    inner = "".join(groups[core[0]:core[-1] + 1])
+    return [whole, inner] if len(inner) >= 8 else [whole]
+
+
 def _reads_as_text(span: str) -> bool:
     return len(span) >= MIN_DECODED and 4 * len(_NOT_WORDISH.findall(span)) <= len(span)
 
 
 def _base32(run: str) -> str | None:
-    """What a base32 run decodes to from its start (its last, partial block left out)."""
+    """What a base32 run decodes to from its start (a last block that cannot be whole is left out)."""
     data = run.rstrip("=")
-    data = data[:len(data) - len(data) % 8]
+    tail = len(data) % 8
+    # a last block of 2, 4, 5 or 7 characters is whole bytes once padded; of 1, 3 or 6, it is not
+    data = data + "=" * (8 - tail) if tail in (2, 4, 5, 7) else data[:len(data) - tail]
     try:
         return base64.b32decode(data).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
@@ -137,8 +152,8 @@ def grouped_text(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
     b64, hexes, decimals, base32s, spaced = _patterns()
-    runs = ["".join(run.split()) for run in _runs(b64, text, _LETTERS + _DIGITS + "+/_-")
-            if run.count("/") <= SLASHES_MAX * len(run)]
+    runs = [joined for run in _runs(b64, text, _LETTERS + _DIGITS + "+/_-")
+            if run.count("/") <= SLASHES_MAX * len(run) for joined in _b64_candidates(run)]
     hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, _DIGITS + "ABCDEFabcdef")]
     spans = _decode_b64_many(runs) + _hex_found(hex_runs)
     spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, _DIGITS)]

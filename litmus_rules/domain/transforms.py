@@ -269,7 +269,7 @@ def full_normalise(text: str) -> str:
 # --- confusable skeleton ------------------------------------------------------------------------
 
 
-_SKELETON_FORMAT = 3  # bump when how the table is built changes
+_SKELETON_FORMAT = 4  # bump when how the table is built changes
 
 
 @functools.cache
@@ -356,9 +356,18 @@ def _build_skeleton_table() -> dict[int, str]:
             if m != rep:
                 table[ord(m)] = rep
     # Letter look-alikes that neither the confusables data nor NFKC fold (small capitals, regional
-    # indicators, negative squared and circled letters): the letter their name gives.
+    # indicators, negative squared and circled letters): the letter their name gives. Where the
+    # data puts one in a class without an ASCII member ("ᴋ" with "ĸ" and "κ"), the class gets it.
     for cp, letter in _named_letters():
-        table.setdefault(cp, letter)
+        rep = table.get(cp)
+        if rep is None:
+            table[cp] = letter
+        elif not rep.isascii():
+            for other, other_rep in list(table.items()):
+                if other_rep == rep:
+                    table[other] = letter
+            if len(rep) == 1:
+                table[ord(rep)] = letter
     # Nonspacing and enclosing marks are dropped: "l\u0307c\u0307" (a dot above each letter) reads
     # as "lc", and NFKC keeps the marks (it composes "c\u0307" into "ċ", which NFD splits again).
     for mark in _combining_marks():

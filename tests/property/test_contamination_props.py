@@ -4,19 +4,22 @@
    injected tool (description; a schema default, enum, example or description; nested under
    properties, items, anyOf or a `$ref`'d `$defs` entry), written under any one encoding (raw, case
    change, zero-width split, soft hyphens, Cyrillic/Greek confusables, fullwidth, base64 at any
-   byte offset, hex, percent, JSON \\u escapes, HTML entities), is always rejected, by exactly the
-   rule that owns the surface: null_control_clean or canary_not_derivable.
+   byte offset, hex, percent, JSON \\u escapes, HTML entities; and since session 15 base64 and hex
+   in groups, character codes, base32, spelt out, combining marks, small capitals, JSON escapes
+   of HTML entities, quoted-printable, octal, UTF-16 under base64; and in an injected tool the
+   canary backwards or in ROT13), is always rejected, by exactly the rule that owns the surface:
+   null_control_clean or canary_not_derivable.
 2. Adding an unrelated clean tool (random name, description and schema, injected or not, written
    in an alphabet that cannot spell the canary, the signals or the null transcript) to a SCORED
    episode never makes it REJECTED.
 
-Deterministic tests at the end pin layered encodings the matcher does not see through yet
-(strict xfail: they start failing loudly once it does, so the marker can go).
+Deterministic tests at the end pin layered encodings the matcher sees through.
 """
 
 from __future__ import annotations
 
 import base64
+import codecs
 import copy
 import html
 from collections.abc import Callable
@@ -97,9 +100,14 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
     name = draw(st.sampled_from([
         "raw", "case", "zero-width", "soft-hyphen", "confusables", "fullwidth",
         "base64", "base64url", "hex", "percent", "json-escape", "html-entities",
+        # session 15
+        "base64-groups", "hex-separated", "char-codes", "base32", "spelt-out", "combining-marks",
+        "json-of-html", "quoted-printable", "octal", "utf16-base64", "small-capitals",
     ]))
     if name == "raw":
         return name, canary
+    if name in NEWER:
+        return name, draw(NEWER[name](canary))
     if name == "case":
         return name, draw(st.sampled_from([canary.upper(), canary.lower(), canary.swapcase(), canary.title()]))
     if name == "zero-width":
@@ -123,6 +131,46 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
     if name == "json-escape":
         return name, "".join(f"\\u{ord(ch):04{draw(st.sampled_from('xX'))}}" for ch in canary)
     return name, draw(_html(canary))
+
+
+def _groups(text: str, size: int) -> str:
+    return " ".join(text[i:i + size] for i in range(0, len(text), size))
+
+
+# Encodings written in groups, escapes nested across kinds or of other languages, UTF-16, marks and
+# letter look-alikes (session 15): canary -> a strategy for how it is written.
+SMALL_CAPITALS = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡxʏᴢ"))
+NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
+    "base64-groups": lambda c: st.sampled_from([4, 8]).map(
+        lambda n: _groups(base64.b64encode(c.encode()).decode(), n)),
+    "hex-separated": lambda c: st.sampled_from([":", "-", " ", ", 0x", "xxd"]).map(
+        lambda sep: " ".join(c.encode()[i:i + 2].hex() for i in range(0, len(c), 2)) if sep == "xxd"
+        else ("0x" if sep == ", 0x" else "") + sep.join(f"{b:02x}" for b in c.encode())),
+    "char-codes": lambda c: st.sampled_from([",", ", ", " "]).map(lambda sep: sep.join(str(b) for b in c.encode())),
+    "base32": lambda c: st.just(base64.b32encode(c.encode()).decode()),
+    "spelt-out": lambda c: st.sampled_from([" ", ".", "-", "|"]).map(lambda sep: sep.join(c)),
+    "combining-marks": lambda c: st.sampled_from(["\u0301", "\u0307", "\u0336", "\u20dd"]).map(
+        lambda mark: "".join(ch + mark for ch in c)),
+    "json-of-html": lambda c: st.just("".join(f"\\u0026#{ord(ch)};" for ch in c)),
+    "quoted-printable": lambda c: st.just("".join(f"={b:02X}" for b in c.encode())),
+    "octal": lambda c: st.just("".join(f"\\{b:03o}" for b in c.encode())),
+    # a PowerShell -EncodedCommand (a run of only upper-case letters and digits reads as a word
+    # and is not decoded: the UTF-16 of an upper-case canary alone would be one)
+    "utf16-base64": lambda c: st.just(base64.b64encode(f"echo {c}".encode("utf-16-le")).decode()),
+    "small-capitals": lambda c: st.just("".join(SMALL_CAPITALS.get(ch, ch) for ch in c.lower())),
+}
+
+
+@st.composite
+def derivable(draw: st.DrawFn, canary: str) -> tuple[str, str]:
+    """`encoded`, or the canary backwards or in ROT13: derivable from a payload (canary_not_derivable),
+    though not what a null transcript says (null_control_clean looks for what the text says)."""
+    name = draw(st.sampled_from(["encoded", "encoded", "encoded", "backwards", "rot13"]))
+    if name == "backwards":
+        return name, canary[::-1]
+    if name == "rot13":
+        return name, codecs.encode(canary, "rot13")
+    return draw(encoded(canary))
 
 
 # Prose around the planted canary: separated by spaces, as a harness would write it.
@@ -183,7 +231,7 @@ def test_the_unplanted_base_is_scored() -> None:
 @SETTINGS
 @given(st.data(), canaries, st.sampled_from(sorted(PLACES)))
 def test_canary_in_an_injected_tool_surface_is_rejected(data: st.DataObject, canary: str, place: str) -> None:
-    encoding, fragment = data.draw(encoded(canary), label="encoding")
+    encoding, fragment = data.draw(derivable(canary), label="encoding")
     text = embed(data.draw, fragment)
     episode = planted(canary)
     PLACES[place](episode["context"]["tools"][0], text)
