@@ -1,5 +1,6 @@
-"""Disguises the decoders used to miss: an escape inside an escape of another kind
-(`decoding.unescape_all`) and combining marks between letters (the confusable skeleton)."""
+"""Disguises the decoders used to miss (session 15): an escape inside an escape of another kind and
+escapes of other languages (`decoding.unescape_all`), UTF-16 under base64 and hex, combining marks
+and letter look-alikes (the confusable skeleton), and what joined.py must not take for plain."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from litmus_rules.domain.decoding import ESCAPES_MAX_LAYERS, LimitUnknown, nested_escapes, unescape_all
 from litmus_rules.domain import joined
+from litmus_rules.domain.decoding import ESCAPES_MAX_LAYERS, LimitUnknown, nested_escapes, unescape_all
 from litmus_rules.domain.matching import first_leak, leaks
 from litmus_rules.domain.normalize import Undecodable, forms
 from litmus_rules.domain.transforms import _combining_marks, skeleton, skeleton_key

@@ -53,7 +53,7 @@ _LAST_X = f"(?:{_B}{{4}})*{_X}{_B}*={{0,2}}"
 _B64_RUN = (f"{_WORD_START}(?:(?:{_QUADS}{_SPACE})*{_QUADS_X}(?:{_SPACE}{_QUADS})*{_SPACE}{_LAST}"
             f"|{_QUADS}(?:{_SPACE}{_QUADS})*{_SPACE}{_LAST_X})")
 # A hex group run, from where a word starts: one group size and one separator throughout
-# ("2022-02-17 09:00:00" mixes them and is no run), five bytes or more; or 0x-prefixed bytes.
+# ("2022-02-17 09:00:00" mixes them and is no run), five bytes or more; or four 0x-prefixed bytes.
 _H = "[0-9A-Fa-f]{2}"
 _HEX_SEPARATORS = (":", "-", r"\.", ",", ";", ", ", " ", r"\t")
 _HEX_SIZES = ((1, 4), (2, 2), (4, 1))  # (bytes a group, groups after the first)
