@@ -440,8 +440,9 @@ def _overlap(a: Any, b: Any, min_len: Any = 40) -> Any:
     "followed by a letter, digit or `_` in the form where it is found; `-` and `.` are "
     "boundaries), under the normalisations and decodings of `leaks` (not backwards or in ROT13: "
     "what the text says, not what can be derived from it)? `export_calendar` is not mentioned in "
-    "`export_calendar_v2`. With `anywhere: true` a canary matches anywhere. The witness names the transform that revealed it, and `searched` says how: "
-    "\"as a canary, anywhere\" or \"as a name, at identifier boundaries\".",
+    "`export_calendar_v2`. With `anywhere: true` a canary matches anywhere. The witness names the "
+    "transform that revealed it, and `searched` says how: \"as a canary, anywhere\" or \"as a "
+    "name, at identifier boundaries\".",
     cost=lambda args: 4 * text_cost(args),
 )
 def _mentions(name: Any, text: Any, anywhere: Any = False) -> Any:

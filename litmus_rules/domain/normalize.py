@@ -204,22 +204,11 @@ _ESCAPE_DECODERS = frozenset({"json unescaped", "html unescaped", "percent-decod
 Derivation = tuple[str, str, str]  # (name, derived text, key)
 
 
-def _normalised_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable]:
-    """The first two forms of `_decoded_chain`: raw and normalised."""
-    yield name, decoded, "raw"
-    try:
-        normalised = full_normalise(decoded)
-    except LimitUnknown as exc:
-        yield Undecodable(f"{name} > normalised", str(exc))
-        return
-    yield f"{name} > normalised", normalised, "normalised"
-
-
-def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable]:
+def _decoded_chain(name: str, decoded: str, whole: bool = True) -> Iterator[Derivation | Undecodable]:
     """A decoded text through the chain of the raw text: raw, normalised, confusable skeletons,
-    path canonicalised (case-preserving and normalised). Each derived text is released before
-    the next one is made, but those the chain derives from. Past the NFKC limit, the forms made
-    from the NFKC text are one Undecodable."""
+    path canonicalised (case-preserving and normalised); raw and normalised only if not `whole`.
+    Each derived text is released before the next one is made, but those the chain derives from.
+    Past the NFKC limit, the forms made from the NFKC text are one Undecodable."""
     yield name, decoded, "raw"
     cleaned: str | None
     limit = ""
@@ -232,6 +221,8 @@ def _decoded_chain(name: str, decoded: str) -> Iterator[Derivation | Undecodable
         yield f"{name} > normalised", decoded_normalised, "normalised"
     else:
         yield Undecodable(f"{name} > normalised", limit)
+    if not whole:
+        return
     skel = skeleton_key(decoded)
     yield f"{name} > confusable skeleton", skel, "skeleton"
     yield f"{name} > confusable skeleton > casefold", casefold(skel), "skeleton-casefold"
@@ -331,14 +322,11 @@ def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation |
                 escapes.append(decoded)
             if not decoded or decoded == source:
                 continue
-            if decode is unescape_all:
-                if decoded in escapes:  # one decoder alone made it: its forms are there already
-                    continue
-                # raw and normalised only: escapes of two kinds in one large text (random bytes
-                # percent-encoded hold JSON escapes by chance) would cost a whole chain more
-                yield from _normalised_chain(label, decoded)
-                continue
-            yield from _decoded_chain(label, decoded)
+            if decode is unescape_all and decoded in escapes:
+                continue  # one decoder alone made it: its forms are there already
+            # ("escapes decoded": raw and normalised only; escapes of two kinds in one large text,
+            # random bytes percent-encoded holding JSON escapes by chance, would cost a whole chain)
+            yield from _decoded_chain(label, decoded, whole=decode is not unescape_all)
             del decoded
 
 

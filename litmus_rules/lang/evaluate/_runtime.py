@@ -32,7 +32,7 @@ class Env:
         self.assume: Any = None  # a recording run: the result an inner loop level is known to have
         # a list's set of strings is kept for one evaluation at most (a caller may change its
         # facts between two)
-        _set_last_strings(_NO_STRINGS)
+        _last_strings[0] = _NO_STRINGS
 
     def charge(self, units: int) -> None:
         self.budget -= units
@@ -71,12 +71,7 @@ def _strict_eq(a: Any, b: Any) -> bool:
 # changed during an evaluation, and the list is held with its set, so `is` tells it again.
 SET_MIN = 32
 _NO_STRINGS: tuple[Any, frozenset[str]] = (None, frozenset())
-_last_strings = _NO_STRINGS
-
-
-def _set_last_strings(last: tuple[Any, frozenset[str]]) -> None:
-    global _last_strings
-    _last_strings = last
+_last_strings: list[tuple[Any, frozenset[str]]] = [_NO_STRINGS]  # (one pair, read and written whole)
 
 
 def _member(item: Any, container: Any, node: ast.Expr) -> Any:
@@ -93,10 +88,9 @@ def _member(item: Any, container: Any, node: ast.Expr) -> Any:
             # (`token in null_canaries`, asked once per token, is quadratic otherwise)
             if len(container) < SET_MIN:
                 return item in container
-            last = _last_strings
+            last = _last_strings[0]
             if last[0] is not container:
-                last = (container, frozenset(x for x in container if x.__class__ is str))
-                _set_last_strings(last)
+                last = _last_strings[0] = (container, frozenset(x for x in container if x.__class__ is str))
             return item in last[1]
         return any(_strict_eq(item, x) for x in container)
     if isinstance(container, dict):
