@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.errors import EvaluationError
-from litmus_rules.domain.joined import Haystack, Probe, first_match
+from litmus_rules.domain.joined import Haystack, first_match
+from litmus_rules.domain.probes import Probe
 from litmus_rules.domain.matching import (
     RegexUnknown,
     Signal,

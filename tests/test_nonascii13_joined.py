@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.domain import joined, partial, regexes, textmemo
-from litmus_rules.domain.joined import FORMS, SEP, Haystack, _encoded_join
+from litmus_rules.domain.joined import SEP, Haystack, _encoded_join
+from litmus_rules.domain.probes import FORMS
 from litmus_rules.domain.matching import collides, first_collision
 from litmus_rules.domain.regexes import RegexUnknown, _hashed_pages, regex_probe_on, regex_search, utf8_pages
 

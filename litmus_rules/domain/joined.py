@@ -14,8 +14,8 @@ of a plain text T is then one of the Unicode transforms of T, by view key:
     casefold casefold(T), normalised full_normalise(T), skeleton skeleton_key(T),
     skeleton-casefold skeleton_casefold(T), path clean(T), path-casefold full_normalise(T)
 
-(`KEY_FORM`; the decoders add nothing). Each transform works character by character, or between
-two "starter" characters, so applied to texts joined by NUL it gives the join of its results:
+(`probes.KEY_FORM`; the decoders add nothing). Each transform works character by character, or
+between two "starter" characters, so applied to texts joined by NUL it gives the join of its results:
 NUL is kept, produced by nothing, and composes with nothing. So:
 
 1. the texts are joined with NUL separators, and the plain ones told apart from the others with
@@ -23,8 +23,8 @@ NUL is kept, produced by nothing, and composes with nothing. So:
 2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
    offset of every text's segment; on ASCII texts the nine forms are four; a large text's
    transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
-3. a `Probe` (literals and RE2 patterns, per form) finds in one pass per form the *candidates*:
-   the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
+3. a `Probe` (probes.py: literals and RE2 patterns, per form) finds in one pass per form the
+   *candidates*: the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
    the one exact on the 256-character pages the join holds: `PagedPattern`);
 4. the exact test decides, in text order, on each candidate and each text that is not plain.
 
@@ -47,13 +47,13 @@ import contextlib
 import contextvars
 import functools
 import itertools
-import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
+from litmus_rules.domain.probes import PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options, utf8
@@ -67,17 +67,8 @@ from litmus_rules.domain.transforms import (
     skeleton_key,
     strip_format_chars,
 )
-from litmus_rules.lang.records import record
 
 SEP = "\x00"
-# view key -> the form of a plain text holding it (path canonicalisation leaves plain text as it is)
-KEY_FORM = {
-    "raw": "raw", "format": "format", "tags": "tags", "nfkc": "nfkc", "casefold": "casefold",
-    "normalised": "normalised", "skeleton": "skeleton", "skeleton-casefold": "skeleton-casefold",
-    "path": "cleaned", "path-casefold": "normalised",
-}
-FORMS = ("raw", "format", "tags", "nfkc", "casefold", "cleaned", "normalised", "skeleton",
-         "skeleton-casefold")
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
 # full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
 _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
@@ -91,79 +82,18 @@ _ASCII_LOWER = frozenset({"casefold", "normalised"})
 
 W = TypeVar("W")
 
-_PROBE_MAX_MEM = 64 << 20  # RE2 memory for alternations of many literals
 # Literals are found with one bytes.find each (2-7 GB/s) while that reads less than this many
 # bytes; past it, with one compiled RE2 alternation (~0.3 ms to compile a dozen encoded tokens,
 # then ~1 GB/s whatever their number). Probes are per signal, and canaries change per episode.
 # Not a limit: either way finds every literal (an alternation RE2 cannot compile within max_mem
 # falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
-_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _PLUS_ONE = (1).__add__
 
 
 @functools.cache
 def _run8() -> Any:
-    return re2_module().compile(r"[A-Za-z0-9+/_-]{8}", re2_options(_PROBE_MAX_MEM))
-
-
-def _plain_literals(form: str, lits: Collection[str]) -> tuple[bytes, ...] | None:
-    """The literals worth looking for in a form of plain texts, UTF-8 encoded (None: one is
-    empty, so every text is a candidate). Dropped: in the raw form, those that cannot occur in a
-    plain text (a backslash, a percent escape: such a text is not plain); in any form, those
-    that contain another one (wherever they occur, so does the other)."""
-    if len(lits) == 1 and form != "raw":  # the common case of a probe's forms
-        (lit,) = lits
-        if not lit:
-            return None
-        try:
-            return (lit.encode("utf-8"),)
-        except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
-            return ()
-    usable = set(lits) if form != "raw" else {
-        lit for lit in lits if "\\" not in lit and ("%" not in lit or not _PERCENT_ESCAPE.search(lit))}
-    if "" in usable:
-        return None
-    kept: list[str] = []
-    by_length: dict[int, set[str]] = {}  # the kept ones
-    # by (length, text); only a shorter literal can be inside one (equal lengths: only equal)
-    for length, same_length in itertools.groupby(sorted(sorted(usable), key=len), len):
-        group = list(same_length)
-        if kept:
-            group = [lit for lit in group if not _holds_one(lit, by_length)]
-        kept += group
-        by_length[length] = set(group)
-    try:
-        return tuple(map(str.encode, kept))  # UTF-8
-    except UnicodeEncodeError:  # a lone surrogate: texts holding one are never plain
-        return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
-
-
-def _holds_one(lit: str, by_length: dict[int, set[str]]) -> bool:
-    """Whether one of the (shorter) kept literals, by length, occurs in `lit`. For a length with
-    few of them: a search for each, in C. With many short ones (the windows of a long token:
-    20,000 of them made a signal of 20 KB take seconds, each searched in each long form of the
-    token): each substring of `lit` of that length looked up in their set, linear in `lit`."""
-    for length, group in by_length.items():
-        if len(group) > max(_SEARCHES_PER_LENGTH, length):
-            if not group.isdisjoint(lit[i:i + length] for i in range(len(lit) - length + 1)):
-                return True
-        elif any(map(lit.__contains__, group)):
-            return True
-    return False
-
-
-# Past this many literals of one length (and more than their length), a lookup per position of
-# the literal searched in costs less than a search per literal.
-_SEARCHES_PER_LENGTH = 64
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    return re2_module().compile(r"[A-Za-z0-9+/_-]{8}", re2_options(PROBE_MAX_MEM))
 
 
 @functools.lru_cache(maxsize=256)
@@ -171,53 +101,9 @@ def _alternation(lits: tuple[bytes, ...]) -> Any:
     """One RE2 pattern for all the literals, or None if RE2 cannot compile it."""
     re2 = re2_module()
     try:
-        return re2.compile(b"|".join(re2.escape(lit) for lit in lits), re2_options(_PROBE_MAX_MEM))
+        return re2.compile(b"|".join(re2.escape(lit) for lit in lits), re2_options(PROBE_MAX_MEM))
     except re2.error:
         return None
-
-
-@record
-class Probe:
-    """Where to look in the joined plain texts: per form, literals and compiled RE2 patterns.
-    `every_text`: no filter is possible: every text is a candidate."""
-
-    literals: tuple[tuple[str, tuple[bytes, ...]], ...] = ()
-    patterns: tuple[tuple[str, Any], ...] = ()
-    every_text: bool = False
-
-    @classmethod
-    def of(cls, literals: Mapping[str, Iterable[str]],
-           patterns: Iterable[tuple[str, Any]] = ()) -> Probe:
-        """A probe for these literals and compiled patterns, per form (FORMS)."""
-        kept_literals = []
-        # forms often share a literal set (the case-preserving transforms of an ASCII token)
-        done: dict[tuple[bool, frozenset[str]], tuple[bytes, ...] | None] = {}
-        for form, lits in literals.items():
-            key = (form == "raw", frozenset(lits))
-            kept = done[key] if key in done else done.setdefault(key, _plain_literals(form, key[1]))
-            if kept is None:
-                return EVERY_TEXT
-            if kept:
-                kept_literals.append((form, kept))
-        probe = cls(tuple(kept_literals), tuple(patterns))
-        assert all(form in FORMS for form, _ in probe.literals + probe.patterns), probe
-        return probe
-
-
-@record(eq=False)
-class PagedPattern:
-    """An RE2 probe pattern, and how to get one exact on the characters of given 256-character
-    pages (`regexes.regex_probe_on`: None when there is none). A join of non-ASCII texts is
-    searched with the one for the pages its form holds: a superset on every text in it, as its
-    characters are ASCII or in those pages, where the general pattern (which admits any non-ASCII
-    character where a class is) matches almost everywhere in non-ASCII text."""
-
-    pattern: Any
-    on_pages: Callable[[tuple[int, ...]], Any]
-
-
-NEVER = Probe()  # no text can match
-EVERY_TEXT = Probe(every_text=True)
 
 
 class _Form:

@@ -37,7 +37,8 @@ from litmus_rules.domain.formcache import (  # noqa: F401 - re-exported: part of
     answer,
     text_forms,
 )
-from litmus_rules.domain.joined import EVERY_TEXT, KEY_FORM, PagedPattern, Probe, first_match
+from litmus_rules.domain.joined import first_match
+from litmus_rules.domain.probes import EVERY_TEXT, KEY_FORM, PagedPattern, Probe
 from litmus_rules.domain.normalize import (
     CASEFOLDED_KEYS,
     KEYS,

@@ -25,7 +25,8 @@ from typing import Any
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain import formcache
 from litmus_rules.domain.decoding import LimitUnknown
-from litmus_rules.domain.joined import Probe, first_match, first_matches
+from litmus_rules.domain.joined import first_match, first_matches
+from litmus_rules.domain.probes import Probe
 from litmus_rules.domain.matching import (
     Signal,
     Witness,
