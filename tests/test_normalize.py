@@ -270,22 +270,26 @@ def test_canonical_path_idempotent_and_prefilter_exact(s: str) -> None:
                                  "a/b", "/etc/../passwd", ":", "+", "x:", "D:", "FILE:", "file://localhost/a//b",
                                  "https://h/../x", "..", "~/", "$@=%"]), max_size=40).map("".join))
 def test_canonical_path_run_by_run_is_the_whole_substitution(s: str) -> None:
-    # long texts are canonicalised run by run (between whitespace and URL-ending characters)
-    limit = paths.WHOLE_TEXT_MAX
-    paths.WHOLE_TEXT_MAX = 0
-    try:
-        # (lone surrogates, which RE2 cannot read, become U+FFFD: in the runs it reads, or all)
-        def fix(t: str) -> str:
-            return paths._SURROGATE.sub("\ufffd", t)
+    # texts are canonicalised run by run (between whitespace and URL-ending characters), or, past
+    # DENSE_MIN and dense with separators, split into their runs at once: both as one substitution
+    # (lone surrogates, which RE2 cannot read, become U+FFFD: in the runs it reads, or all)
+    def fix(t: str) -> str:
+        return paths._SURROGATE.sub("\ufffd", t)
 
-        assert fix(canonical_path(s)) == fix(paths._canonical_sub(s))
+    expected = fix(paths._canonical_sub(s))
+    assert fix(canonical_path(s)) == expected
+    limit = paths.DENSE_MIN
+    paths.DENSE_MIN = 0
+    try:
+        paths._dense_memo.clear()
+        assert fix(canonical_path(s)) == expected
     finally:
-        paths.WHOLE_TEXT_MAX = limit
+        paths.DENSE_MIN = limit
 
 
 def test_canonical_path_of_a_long_text() -> None:
     text = "".join(f'<a href="./d/{i}//x">{i}</a> C:\\u\\..\\v\n' for i in range(2000))
-    assert len(text) > paths.WHOLE_TEXT_MAX
+    assert len(text) > paths.DENSE_MIN
     assert canonical_path(text) == paths._canonical_sub(text)
     assert '<a href="d/7/x">7</a> C:/v' in canonical_path(text)
 

@@ -174,8 +174,8 @@ def test_transforms_agree_on_any_text(text: str) -> None:
 @given(st.lists(st.sampled_from(["/usr/../lib//x", "C:\\a\\b", "./a/./b/", "file:///etc//p", "http://h/a/../b",
                                  "x y", "a/b", "~/q/..", "a.a.a", "/", "é/ü//z", " "]), max_size=12))
 def test_long_texts_are_canonicalised_as_before(parts: list[str]) -> None:
-    # past WHOLE_TEXT_MAX canonicalisation goes run by run, with runs remembered
-    text = " ".join(parts) * (paths.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2)
+    # 4 KB and more: many runs at once (dense texts split at once), with runs remembered
+    text = " ".join(parts) * (4096 // max(1, len(" ".join(parts))) + 2)
     assert paths.canonical_path(text) == old_canonical_path(text)
     assert paths.path_changes(text) == (old_canonical_path(text) != text)
 

@@ -223,12 +223,12 @@ _ENCODED = st.builds(_b64, st.one_of(st.binary(max_size=24), st.text(max_size=16
                      st.booleans(), st.booleans())
 _PIECE = st.one_of(st.sampled_from(_PIECES), _ENCODED, st.text(max_size=3))
 texts = st.lists(_PIECE, max_size=40).map("".join)
-# path-dense texts past paths.WHOLE_TEXT_MAX (the run-by-run path)
+# path-dense texts of 4 KB and more (many runs at once, `_canonical_dense`)
 _PATH_PIECES = ["/usr/../lib//x", "C:\\a\\b", "./a/./b/", "file:///etc//p", "file://LOCALHOST/a/./b", "http://h/a/../b",
                 "x y", "a/b", "~/q/..", "a.a.a/b", "/", "é/ü//z", "\\\\srv\\x", "a//b:c/./d", "FILE:x/../y", "q=1&r=/./",
                 "u/" + "a." * 40 + "b", "\u200b/./", " ", "\t", '"', "<", "s3://b/k/../j"]
 long_path_texts = st.lists(st.sampled_from(_PATH_PIECES), min_size=1, max_size=16).map(
-    lambda parts: " ".join(parts) * (paths.WHOLE_TEXT_MAX // max(1, len(" ".join(parts))) + 2))
+    lambda parts: " ".join(parts) * (4096 // max(1, len(" ".join(parts))) + 2))
 
 
 @pytest.fixture(autouse=True)

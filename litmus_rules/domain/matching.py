@@ -49,7 +49,7 @@ from litmus_rules.domain.normalize import (
     encoded_forms,
 )
 from litmus_rules.lang.records import record
-from litmus_rules.domain.partial import COMMON_WORD_ZIPF, grams, overlap_in
+from litmus_rules.domain.partial import COMMON_WORD_ZIPF, _shares_gram, grams, overlap_in
 from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of this module's API
     MAX_PATTERN_LEN,
     REGEX_TIMEOUT,
@@ -60,6 +60,7 @@ from litmus_rules.domain.regexes import (  # noqa: F401 - re-exported: part of t
     _regex_literals,
     joinable,
     regex_literals,
+    regex_absent,
     regex_probe,
     regex_probe_on,
     regex_search,
@@ -211,8 +212,37 @@ def leaks(token: str, text: str) -> Witness | None:
 
 
 def _leak_in(token: str, text: str) -> Witness | None:
-    return answer(("leak", token), text, text_forms(text),
-                   lambda derived: _find(token, derived, casefold_ok=True, transposed=True))
+    return answer(("leak", token), text, text_forms(text), lambda derived: _leak_in_forms(token, text, derived))
+
+
+def _leak_in_forms(token: str, text: str, derived: Forms) -> Witness | None:
+    # a short text's forms all at once first: most tokens are in none of them
+    if (len(text) <= JOINED_FORMS_MAX and not isinstance(derived, StreamedForms)
+            and _absent(_leak_needles(token), derived)):
+        _raise_if_undecodable(derived)
+        return None
+    return _find(token, derived, casefold_ok=True, transposed=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _leak_needles(token: str) -> tuple[str, ...]:
+    """Every needle `_find(token, ..., casefold_ok=True, transposed=True)` looks for, in any view key."""
+    return tuple(dict.fromkeys(needle for key in KEYS for _, needle in _needles(token, key, True)))
+
+
+def _absent(needles: tuple[str, ...], derived: Iterable[Form | Undecodable]) -> bool:
+    """Whether none of `needles` is in any of the forms, by one look at them all joined by NUL
+    (a text that is not plain has ~20 forms): a needle in a form is in the join."""
+    joined = "\0".join([form.text for form in derived if isinstance(form, Form)])
+    return not any(map(joined.__contains__, needles))
+
+
+def _raise_if_undecodable(derived: Iterable[Form | Undecodable]) -> None:
+    """A search that finds nothing in the forms is unknown (LimitUnknown) where one of them
+    could not be derived, as `_find` and `_collision_in` settle it."""
+    for form in derived:
+        if isinstance(form, Undecodable):
+            raise _unknown(form)
 
 
 # --- collisions --------------------------------------------------------------------------------
@@ -294,6 +324,9 @@ def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, c
     if kind == "substring" and value == "":
         return Witness("raw", 0, "")
     one_pass = isinstance(derived, StreamedForms)
+    if not one_pass and len(text) <= JOINED_FORMS_MAX and _collision_absent(kind, value, flags, min_len, derived):
+        _raise_if_undecodable(derived)
+        return None
     missed: list[Undecodable] = []
     overlap: Witness | None = None
     literals: tuple[str, ...] | None = (value,) if kind == "substring" else None
@@ -317,6 +350,59 @@ def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, c
     if overlap is None and missed:
         raise _unknown(missed[0])
     return overlap
+
+
+# Texts up to this long are first looked at with their forms joined (`_collision_absent`): a
+# search's fixed cost is most of what a short form costs; a longer text's forms are searched one
+# by one (the join would be a copy of them all, searched again wherever it finds something).
+JOINED_FORMS_MAX = 1 << 12
+
+
+def _collision_absent(kind: str, value: str, flags: tuple[str, ...], min_len: int,
+                      derived: Iterable[Form | Undecodable]) -> bool:
+    """Whether `_collision_in` is sure to find neither (a) nor (b) in the forms of a text, by one
+    look at them all joined by NUL: a text that is not plain has ~20 forms, each searched on its
+    own for every signal, and most signals are in none of them. Each look is a superset of the
+    searches of the forms (whatever a search finds in one form is in the join): (a) every needle
+    of the substring (`_find`'s, in any view key), or `regexes.regex_absent`; (b) any
+    min_len-gram of a literal as an overlap key normalises it (`overlap_in` looks for one first)."""
+    plan = _absent_plan(kind, value, flags, min_len)
+    if plan is None:
+        return False
+    needles, literal_grams = plan
+    joined = "\0".join([form.text for form in derived if isinstance(form, Form)])
+    if any(map(joined.__contains__, needles)):
+        return False
+    if kind == "regex" and not regex_absent(value, flags, joined):
+        return False
+    return not _shares_gram(literal_grams, joined, min_len)
+
+
+@functools.lru_cache(maxsize=1024)
+def _absent_plan(kind: str, value: str, flags: tuple[str, ...], min_len: int
+                 ) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """(the needles of a substring in every view key it is searched in, the grams of its or the
+    regex's literals in every overlap key) for `_collision_absent`; None where one of them
+    cannot be made (a limit: the forms are then searched one by one, which meets it as before)."""
+    ignorecase = _is_ignorecase(flags)
+    try:
+        needles: dict[str, None] = {}
+        if kind == "substring":
+            for key in KEYS:
+                if ignorecase or key not in CASEFOLDED_KEYS:
+                    needles.update(dict.fromkeys(map(_NEEDLE, _needles(value, key))))
+            literals: tuple[str, ...] = (value,)
+        else:
+            literals = _regex_literals(value)
+        found: set[str] = set()
+        for key in _OVERLAP_KEYS[ignorecase]:
+            for literal in literals:
+                lit = KEYS[key](literal)
+                if len(lit) >= min_len:
+                    found.update(grams(lit, min_len)[1])
+    except (LimitUnknown, RegexUnknown):
+        return None
+    return tuple(needles), frozenset(found)
 
 
 def _regex_in_form(value: str, flags: tuple[str, ...], ignorecase: bool, ascii_text: bool,

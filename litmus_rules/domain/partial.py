@@ -92,6 +92,10 @@ def grams(literal: str, min_len: int) -> tuple[frozenset[str], frozenset[str]]:
 GRAM_SCAN_RE2_MIN = 1 << 15
 # More grams than this are not put in one RE2 pattern (its automaton grows with them).
 GRAM_SCAN_RE2_MAX = 4096
+# Many grams (more than a sixteenth of the text's length) are looked up per position of a text
+# shorter than this, in a set; in a longer one (the forms of a text joined, matching.py), by RE2:
+# a slice per position costs more than the call.
+GRAM_SET_RE2_MIN = 256
 
 
 def _shares_gram(literal_grams: frozenset[str], text: str, min_len: int) -> bool:
@@ -106,6 +110,10 @@ def _shares_gram(literal_grams: frozenset[str], text: str, min_len: int) -> bool
             if gram in text:
                 return True
         return False
+    if len(text) >= GRAM_SET_RE2_MIN and len(literal_grams) <= GRAM_SCAN_RE2_MAX:
+        found = _any_gram_in(literal_grams, text)
+        if found is not None:
+            return found
     return not literal_grams.isdisjoint(text[i : i + min_len] for i in range(len(text) - min_len + 1))
 
 

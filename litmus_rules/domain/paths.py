@@ -6,12 +6,12 @@ other URLs (their "//authority") as they are. `path_changes(text)` asks only whe
 change anything.
 
 The tokens are what RE2 finds with `_PATH_PATTERN` (linear time). How they are found is chosen for
-speed, never for the result: a short text in one pass; a longer one run by run (the stretches
-between token boundaries, which no token crosses), only where something may change; a text dense
+speed, never for the result: a text run by run (the stretches between token boundaries, which
+no token crosses), only where something may change; a text of more than DENSE_MIN characters dense
 with separators by one split into its runs that hold one (`_canonical_dense`), each distinct run
 once. Short runs, and long ones on which `re` is linear, are read by `re` (`_PATH_RE_ASCII`);
 non-ASCII runs on their ASCII stand-ins (path_roles.py); other texts by RE2 called on their
-bytes. WHOLE_TEXT_MAX, ASCII_RUN_MAX, SCALAR_MAX and DENSE_PATHS only choose among these (same
+bytes. DENSE_MIN, ASCII_RUN_MAX, SCALAR_MAX and DENSE_PATHS only choose among these (same
 result); the memos are bounded (RUN_MEMO_MAX, DENSE_MEMO_CHARS, DENSE_MEMO_RUNS).
 """
 
@@ -116,9 +116,12 @@ _PATH_MAY_CHANGE_SPEC = _spec(r"\\|\./|/(?:[./]|(?![\w~%$@+=-]))|[Ff][Ii][Ll][Ee
 # path token lies inside one run of other characters, and canonicalising each run on its own is
 # canonicalising the text: at a run's edges, as at the text's, \b sees a non-word character.
 _TOKEN_BOUNDARY_SPEC = _spec("[\t\n\f\r \"'<>`]")
-# Texts up to this long are canonicalised in one substitution; longer ones run by run, only the
-# runs where `_PATH_MAY_CHANGE` finds something (RE2's sub calls back into Python per token).
-WHOLE_TEXT_MAX = 1 << 12
+# A text longer than this that is dense with separators (DENSE_PATHS) is split into its runs at
+# once (`_canonical_dense`); any other is canonicalised only in the runs where `_PATH_MAY_CHANGE`
+# finds something. (Up to session 15 a text up to 4 KB was canonicalised whole, in one pass of the
+# token pattern over it: 3-4x slower on short texts with a path among words, since the pattern is
+# tried at every position, and a tool list's thousands of descriptions are such texts.)
+DENSE_MIN = 256
 # Short ASCII runs go through `_PATH_RE_ASCII` (~1 us a call, RE2's wrapper ~10-30 us); `re` may
 # backtrack quadratically in a run ("a.a.a...": ~70 us at 64 characters), RE2 never does.
 ASCII_RUN_MAX = 64
@@ -436,17 +439,14 @@ def _canonical_paths(paths: list[str]) -> list[str]:
 
 def _canonical_runs(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, canonicalised) for the parts of `text` that canonicalisation may change: the
-    whole text if it is short, else the runs between token boundaries where `_PATH_MAY_CHANGE`
-    finds something. The rest of the text is left as it is."""
+    runs between token boundaries where `_PATH_MAY_CHANGE` finds something. The rest of the text
+    is left as it is."""
     if "/" not in text and "\\" not in text:
         return
     hit = _RE.PATH_MAY_CHANGE.search(text)
     if hit is None:
         return
     n = len(text)
-    if n <= WHOLE_TEXT_MAX:
-        yield 0, n, _canonical_sub(text)
-        return
     done = 0
     backwards = text[::-1]  # a run's start: the first boundary before a hit, searched backwards
     spans = []
@@ -629,7 +629,7 @@ def _canonical_dense_runs(text: str) -> str:
 def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
-    if len(text) > WHOLE_TEXT_MAX and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
+    if len(text) > DENSE_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
         return _canonical_dense(text)
     pieces = []
     done = 0

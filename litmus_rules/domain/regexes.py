@@ -357,6 +357,40 @@ def regex_search(pattern: str, text: str, flags: Sequence[str] = ()) -> tuple[in
     return m.start(), m.group()
 
 
+def regex_absent(pattern: str, flags: Sequence[str], texts: str) -> bool:
+    """Whether `regex_search(pattern, text, flags)` is sure to find nothing, without raising, in
+    each text whose characters `texts` holds (the texts joined by NUL): the RE2 probe
+    (`regex_probe`, a superset of the matches that holds no assertion, so a match inside one text is
+    one in the join) finds nothing in the join, nor, for a non-ASCII one, the probe exact on its
+    pages. False when a search may find something or would raise: a pattern that cannot be
+    evaluated, a case-insensitive backreference in non-ASCII text, a budget already spent. Not
+    counted against the budget, as the probes of many texts joined are not (joined.py): the
+    searches it spares cannot find anything."""
+    flags = tuple(flags)
+    try:
+        prefix = _flag_prefix(pattern, flags)
+        plan = _get_plan(pattern, prefix)
+        general = _rewritten(pattern, prefix, "probe")
+    except RegexUnknown:
+        return False
+    if general is None or (plan.ignorecase_backref and not texts.isascii()):
+        return False
+    account = _account_for(pattern, flags)
+    if account is not None and account.refused is not None:
+        return False
+    try:
+        data = texts.encode("utf-8")
+        if general.search(data) is None:
+            return True
+        if texts.isascii():
+            return False
+        pages = _pages(texts)
+        exact = _rewritten(pattern, prefix, "probe", pages) if len(pages) <= PROBE_PAGES_MAX else None
+        return exact is not None and exact.search(data) is None
+    except (UnicodeEncodeError, RegexUnknown):  # a lone surrogate (RE2 reads UTF-8); too many pages spelled out
+        return False
+
+
 # A non-ASCII text is first searched with RE2 probes (linear time, supersets of the matches):
 # `regex_probe`'s, and where it matches in a text at least PREFILTER_MIN long, the probe whose
 # classes are exact on its characters (regex_probe's admits any non-ASCII character where a class

@@ -139,13 +139,20 @@ def _init(cls: str, names: tuple[str, ...], defaults: dict[str, Any], post: bool
           setters: list[Any]) -> Callable[..., None]:
     count = len(names)
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if kwargs or len(args) != count:
-            args = _bind(cls, names, defaults, args, kwargs)
-        # each slot's descriptor sets it (frozen records refuse `self.x = ...`): as fast as attrs'
-        # generated __init__, twice object.__setattr__ by name
-        for set_slot, value in zip(setters, args):
-            set_slot(self, value)
+    if count == 2:  # (a text's forms: tens of thousands an episode; without the loop, 40% less)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            if kwargs or len(args) != 2:
+                args = _bind(cls, names, defaults, args, kwargs)
+            setters[0](self, args[0])
+            setters[1](self, args[1])
+    else:
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            if kwargs or len(args) != count:
+                args = _bind(cls, names, defaults, args, kwargs)
+            # each slot's descriptor sets it (frozen records refuse `self.x = ...`): as fast as
+            # attrs' generated __init__, twice object.__setattr__ by name
+            for set_slot, value in zip(setters, args):
+                set_slot(self, value)
 
     if not post:
         return __init__
