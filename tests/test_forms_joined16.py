@@ -51,7 +51,7 @@ def _escaped(word: str) -> st.SearchStrategy[str]:
 
 def _texts(vocabulary: list[str]) -> st.SearchStrategy[str]:
     piece = st.one_of(st.sampled_from(WORDS), st.sampled_from(vocabulary).flatmap(_escaped), st.text(max_size=4))
-    return st.lists(piece, max_size=12).map("".join).filter(lambda t: len(t) <= matching.JOINED_FORMS_MAX)
+    return st.lists(piece, max_size=12).map("".join).filter(lambda t: len(t) <= matching.JOINED_TEXT_MAX)
 
 
 SUBSTRINGS = ["transfer_ok_123456", "lc-0042-ab", "secret token", "Token", "é-x_1", "ß/x", "a", "pox", "cEl"]

@@ -215,10 +215,22 @@ def _leak_in(token: str, text: str) -> Witness | None:
     return answer(("leak", token), text, text_forms(text), lambda derived: _leak_in_forms(token, text, derived))
 
 
+# A text up to JOINED_TEXT_MAX long with JOINED_FORMS_MIN forms or more is first looked at with
+# its forms joined (`_absent`, `_collision_absent`): a search's fixed cost is most of what a short
+# form costs. A longer text's forms are searched one by one (the join would copy them all, and be
+# searched again wherever it finds something), and so are a plain text's one to three forms (the
+# needles of every view key would cost more than those of the few it holds).
+JOINED_TEXT_MAX = 1 << 12
+JOINED_FORMS_MIN = 6
+
+
+def _joined_look(text: str, derived: Forms) -> bool:
+    return len(text) <= JOINED_TEXT_MAX and derived.__class__ is tuple and len(derived) >= JOINED_FORMS_MIN
+
+
 def _leak_in_forms(token: str, text: str, derived: Forms) -> Witness | None:
     # a short text's forms all at once first: most tokens are in none of them
-    if (len(text) <= JOINED_FORMS_MAX and not isinstance(derived, StreamedForms)
-            and _absent(_leak_needles(token), derived)):
+    if _joined_look(text, derived) and _absent(_leak_needles(token), derived):
         _raise_if_undecodable(derived)
         return None
     return _find(token, derived, casefold_ok=True, transposed=True)
@@ -324,7 +336,7 @@ def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, c
     if kind == "substring" and value == "":
         return Witness("raw", 0, "")
     one_pass = isinstance(derived, StreamedForms)
-    if not one_pass and len(text) <= JOINED_FORMS_MAX and _collision_absent(kind, value, flags, min_len, derived):
+    if _joined_look(text, derived) and _collision_absent(kind, value, flags, min_len, derived):
         _raise_if_undecodable(derived)
         return None
     missed: list[Undecodable] = []
@@ -350,12 +362,6 @@ def _collision_in(kind: str, value: str, flags: tuple[str, ...], min_len: int, c
     if overlap is None and missed:
         raise _unknown(missed[0])
     return overlap
-
-
-# Texts up to this long are first looked at with their forms joined (`_collision_absent`): a
-# search's fixed cost is most of what a short form costs; a longer text's forms are searched one
-# by one (the join would be a copy of them all, searched again wherever it finds something).
-JOINED_FORMS_MAX = 1 << 12
 
 
 def _collision_absent(kind: str, value: str, flags: tuple[str, ...], min_len: int,
