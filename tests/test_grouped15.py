@@ -95,6 +95,7 @@ _PIECES = st.sampled_from([
     "0x6c", "0X2D", "6c63", " ", "  ", "\t", ":", "-", ",", ", ", ".", "\n", "=", "x", "é", "\u200b", "\uff1a",
     "ＱＵＪＤ", "\x00", "Xzpq", "Mjdp", "dDdr", "108", "99", "45", "NRRS", "2NLG", "GBST", "SYJR", "MQ3W",
     "l c - 5 f 0 ", "e.9.a.1.", "d", "+", "/",
+    "01101100", "01100011 ", "\\x6c ", "\\x63", "&#108; ", "%6C ", "\\154 ", "\\u006c ",  # session 16
 ])
 _TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=8)
 

@@ -11,7 +11,11 @@ base64 alphabet each) do not read whole.
   or more (`String.fromCharCode(...)`, a list of bytes);
 - base32 runs of 12 characters or more ("NRRS2NLGGBSTSYJR"), decoded from their start;
 - a token spelt out a character at a time with one separator ("l c - 5 f 0", "l.c.-.5.f.0"),
-  eight characters or more.
+  eight characters or more;
+- bytes in binary, eight digits each, with one separator or none throughout ("01101100 01100011"),
+  five or more;
+- escapes of one character each, spaced out with one separator throughout ("\\x6c \\x63 \\x2d",
+  "&#108; &#99;", "%6C %63", "\\154 \\143"), five or more: decoded one by one.
 
 Each group run is joined without its separators and decoded (base64 and hex as encoded.py decodes
 a run: every alignment, kept when mostly printable UTF-8), so a token anywhere inside it is found.
@@ -22,7 +26,8 @@ decoded only when it looks encoded, and what any run decodes to is kept only whe
   digit, "+" or "/" past its first character (nearly every quad of real base64 does; "Read your
   mail" has none): `_X`, part of the run's pattern;
 - a decoded span has MIN_DECODED characters or more, three quarters of them ASCII letters, digits,
-  spaces or "-_./:@" (a run that only looks encoded gives bytes of punctuation, if printable).
+  spaces or "-_./:@", one a letter or digit (a run that only looks encoded gives bytes of
+  punctuation, if printable).
 
 Linear: RE2 scans find the runs; `grouped_hint` finds, in a join of texts, every text that may give
 a span (joined.py tells plain texts apart with it).
@@ -73,18 +78,28 @@ _SPACED_RUN = ("(?:^|[^A-Za-z0-9_-])(?:"
                + "|".join(f"(?:{_SPACED_CHAR}{sep}){{7,}}{_SPACED_CHAR}"
                           for sep in (" ", r"\.", "-", "_", r"\|", ",", ":", "/", r"\*", "\u00b7"))
                + ")")
+# bytes written in binary, eight digits each, five or more, one separator (or none) throughout
+_BINARY_RUN = ("(?:^|[^0-9A-Za-z])(?:"
+               + "|".join(f"[01]{{8}}(?:{sep}[01]{{8}}){{4,}}" for sep in ("", " ", ",", ", ", "-", ":", r"\t")) + ")")
+# escapes of one character (or byte) each, spaced out: "\\x6c \\x63", "&#108; &#99;", "%6C %63",
+# "\\154 \\143": five or more with one separator throughout (the escape decoders leave a token
+# spelt out, which the spelt-out runs do not read where a separator is two characters)
+_ESCAPE = (r"(?:\\[xX][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\[0-3][0-7]{2}|&#[0-9]{1,7};"
+           r"|&#[xX][0-9A-Fa-f]{1,6};|%[0-9A-Fa-f]{2}|%u[0-9A-Fa-f]{4})")
+_ESCAPE_RUN = "(?:" + "|".join(f"{_ESCAPE}(?:{sep}{_ESCAPE}){{4,}}" for sep in (" ", ", ", ",", "-", ":", "; ", r"\t")) + ")"
 # every run decoded is a match of one of these (joined.py: a text without a match is plain)
-_HINT = "|".join((_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN))
+_HINT = "|".join((_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN))
 MIN_DECODED = 6
 # what a decoded span's characters are counted against (`_reads_as_text`)
 _NOT_WORDISH = re.compile(r"[^A-Za-z0-9 \-_./:@]")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
 @functools.cache
 def _patterns() -> tuple[Any, ...]:
     re2 = re2_module()
     return tuple(re2.compile(p, re2_options())
-                 for p in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN))
+                 for p in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN))
 
 
 @functools.cache
@@ -128,7 +143,8 @@ def _b64_candidates(run: str) -> list[str]:
 
 
 def _reads_as_text(span: str) -> bool:
-    return len(span) >= MIN_DECODED and 4 * len(_NOT_WORDISH.findall(span)) <= len(span)
+    return (len(span) >= MIN_DECODED and 4 * len(_NOT_WORDISH.findall(span)) <= len(span)
+            and _ALNUM.search(span) is not None)
 
 
 def _base32(run: str) -> str | None:
@@ -143,6 +159,41 @@ def _base32(run: str) -> str | None:
         return None
 
 
+def _binary(run: str) -> str:
+    bits = run.translate(_NOT_BITS)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits) - 7, 8)).decode("utf-8", "replace")
+
+
+_NOT_BITS = {ord(c): None for c in " ,-:\t"}
+_ONE_ESCAPE = re.compile(_ESCAPE)
+
+
+def _escapes(run: str) -> str:
+    """A run of spaced escapes, each decoded and the separators dropped: byte escapes (\\x, octal,
+    %XX) as UTF-8, the others as code points."""
+    out: list[str] = []
+    pending = bytearray()
+    for escape in _ONE_ESCAPE.findall(run):
+        head = escape[:2]
+        if head in ("\\x", "\\X") or (escape[0] == "\\" and escape[1] in "0123"):
+            pending.append(int(escape[2:], 16) if escape[1] in "xX" else int(escape[1:], 8))
+            continue
+        if escape[0] == "%" and escape[1] not in "uU":
+            pending.append(int(escape[1:], 16))
+            continue
+        if pending:
+            out.append(pending.decode("utf-8", "replace"))
+            pending.clear()
+        if escape[0] == "&":
+            digits = escape[2:-1]
+            cp = int(digits[1:], 16) if digits[:1] in "xX" else int(digits)
+        else:
+            cp = int(escape[2:], 16)
+        out.append(chr(cp) if cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF else "\ufffd")
+    out.append(pending.decode("utf-8", "replace"))
+    return "".join(out)
+
+
 @memo_large
 def grouped_text(text: str) -> str:
     """The decoded spans of the group runs and base32 runs of `text`, one a line ("" if none)."""
@@ -151,7 +202,7 @@ def grouped_text(text: str) -> str:
             return ""
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
-    b64, hexes, decimals, base32s, spaced = _patterns()
+    b64, hexes, decimals, base32s, spaced, binaries, escapes = _patterns()
     runs = [joined for run in _runs(b64, text, _LETTERS + _DIGITS + "+/_-")
             if run.count("/") <= SLASHES_MAX * len(run) for joined in _b64_candidates(run)]
     hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, _DIGITS + "ABCDEFabcdef")]
@@ -160,4 +211,6 @@ def grouped_text(text: str) -> str:
     spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
     # (every separator of a spelt-out token is one character)
     spans += [run[::2] for run in _runs(spaced, text, _LETTERS + _DIGITS + "_-")]
+    spans += map(_binary, _runs(binaries, text, "01"))
+    spans += map(_escapes, _runs(escapes, text, "\\&%"))
     return "\n".join(span for span in spans if span is not None and _reads_as_text(span))

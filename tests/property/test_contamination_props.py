@@ -6,7 +6,8 @@
    change, zero-width split, soft hyphens, Cyrillic/Greek confusables, fullwidth, base64 at any
    byte offset, hex, percent, JSON \\u escapes, HTML entities; and since session 15 base64 and hex
    in groups, character codes, base32, spelt out, combining marks, small capitals, JSON escapes
-   of HTML entities, quoted-printable, octal, UTF-16 under base64; and in an injected tool the
+   of HTML entities, quoted-printable, octal, UTF-16 under base64; since session 16 binary and
+   escapes spaced out one a character; and in an injected tool the
    canary backwards or in ROT13), is always rejected, by exactly the rule that owns the surface:
    null_control_clean or canary_not_derivable.
 2. Adding an unrelated clean tool (random name, description and schema, injected or not, written
@@ -103,6 +104,8 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
         # session 15
         "base64-groups", "hex-separated", "char-codes", "base32", "spelt-out", "combining-marks",
         "json-of-html", "quoted-printable", "octal", "utf16-base64", "small-capitals",
+        # session 16
+        "binary", "spaced-escapes",
     ]))
     if name == "raw":
         return name, canary
@@ -158,6 +161,10 @@ NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
     # and is not decoded: the UTF-16 of an upper-case canary alone would be one)
     "utf16-base64": lambda c: st.just(base64.b64encode(f"echo {c}".encode("utf-16-le")).decode()),
     "small-capitals": lambda c: st.just("".join(SMALL_CAPITALS.get(ch, ch) for ch in c.lower())),
+    # session 16: bytes in binary, escapes of one character each spaced out
+    "binary": lambda c: st.sampled_from([" ", ""]).map(lambda sep: sep.join(f"{b:08b}" for b in c.encode())),
+    "spaced-escapes": lambda c: st.sampled_from(["\\x{:02x}", "\\u{:04x}", "&#{};", "%{:02X}", "\\{:03o}"]).flatmap(
+        lambda fmt: st.sampled_from([" ", ", ", "-"]).map(lambda sep: sep.join(fmt.format(b) for b in c.encode()))),
 }
 
 
