@@ -21,7 +21,8 @@ signal and canary of 40 KB of punctuation (40,000 windows of a partial match to 
 long encoded forms of the token that hold none of them); 2,500 schema descriptions of 40
 characters, each with escapes and a path that changes (texts that are not plain are searched
 one by one, every form of each derived on its own); 1 MB of short runs of every grouped encoding
-and other-language escape (`grouped_runs`: each run decoded on its own). Printed per row, each the
+and other-language escape (`grouped_runs`: each run decoded on its own); 1 MB of words split by
+markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -240,6 +241,9 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(21)
     ep["context"]["tools"][0]["description"] = grouped_runs(rng)
     rows.append(("1 MB of grouped encodings and escapes", ep))
+    ep = _base(22)
+    ep["context"]["tools"][0]["description"] = markup_runs(rng)
+    rows.append(("1 MB of markup inside words", ep))
     return rows
 
 
@@ -248,6 +252,21 @@ def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
     other planes, ~700 pages of 256 characters, format characters next to combining marks (so
     every NFKC step of the chain runs in full): ~1.8 MB of UTF-8."""
     return "".join(chr(rng.randrange(0x20, 0x30000)) for _ in range(count)).encode("utf-8", "ignore").decode()
+
+
+def markup_runs(rng: random.Random, size: int = SIZE) -> str:
+    """Words split by every kind of markup `domain/markup.py` removes (tags, comments, Markdown
+    markers, hyphen line wraps), each split different, with the markers that are left between
+    words (~1 MB)."""
+    marks = ["<b>", "</b>", "<span class='k'>", "<!-- n -->", "**", "`", "~~", "__", "-\n    ", "<br/>"]
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        word = "".join(rng.choice("abcdefghij0123456789") for _ in range(rng.randrange(4, 12)))
+        cut = rng.randrange(1, len(word))
+        parts.append(word[:cut] + rng.choice(marks) + word[cut:] + rng.choice([" ", " **x** ", "\n", " `y` "]))
+        length += len(parts[-1])
+    return "".join(parts)
 
 
 def grouped_runs(rng: random.Random, size: int = SIZE) -> str:

@@ -6,8 +6,8 @@ episode (10,000+ for large manifests). Testing them one by one derives every new
 (`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them,
 read from the text or from its cleaned form (format characters removed > tags > NFKC), which
 `forms` decodes too (no backslash; HTML and percent decoding leave both as they are; no
-base64-alphabet run of either that decodes; path canonicalisation leaves the cleaned and
-normalised forms as they are). Every form
+base64-alphabet run of either that decodes, no group run, no markup inside a word; path
+canonicalisation leaves the cleaned and normalised forms as they are). Every form
 of a plain text T is then one of the Unicode transforms of T, by view key:
 
     raw T, format strip_format_chars(T), tags decode_tag_chars(T), nfkc nfkc(T),
@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
+from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
@@ -211,6 +212,11 @@ class Haystack:
         for source, derive in run_sources:
             for i in range(len(texts)) if source is None else self._segments_matching(source, grouped_hint()):
                 if i not in exact and checked("groups", derive(texts[i])):
+                    exact.add(i)
+        # markup and line wraps inside words ("lc-5f<b>0e9a</b>3b", "lc-\n5f0e"), likewise
+        for source, derive in run_sources:
+            for i in range(len(texts)) if source is None else self._segments_matching(source, markup_hint()):
+                if i not in exact and checked("markup", derive(texts[i])):
                     exact.add(i)
         self.exact = sorted(exact | self._unknown)
 

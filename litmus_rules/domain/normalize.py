@@ -52,6 +52,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     unescape_all,
 )
 from litmus_rules.domain.grouped import grouped_text
+from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large
 from litmus_rules.domain.transforms import (
@@ -197,7 +198,10 @@ _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("base64", _base64_text),
     ("hex", _hex_text),
     ("grouped encodings", grouped_text),
+    ("markup removed", unwrap_markup),
 )
+# decoders whose output goes through the raw and normalised steps of the chain only (`_decoded_chain`)
+_SHORT_CHAIN = frozenset({"escapes decoded", "markup removed"})
 
 _ESCAPE_DECODERS = frozenset({"json unescaped", "html unescaped", "percent-decoded"})
 
@@ -326,7 +330,7 @@ def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation |
                 continue  # one decoder alone made it: its forms are there already
             # ("escapes decoded": raw and normalised only; escapes of two kinds in one large text,
             # random bytes percent-encoded holding JSON escapes by chance, would cost a whole chain)
-            yield from _decoded_chain(label, decoded, whole=decode is not unescape_all)
+            yield from _decoded_chain(label, decoded, whole=name not in _SHORT_CHAIN)
             del decoded
 
 

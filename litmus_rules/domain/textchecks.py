@@ -1,5 +1,5 @@
 """Whether a text is changed by a decoder (HTML, percent, the joint escape decoder, path
-canonicalisation, base64/hex runs, grouped encodings), as `joined.Haystack` asks it before
+canonicalisation, base64/hex runs, grouped encodings, markup inside words), as `joined.Haystack` asks it before
 deriving a text's decoded forms: pure functions of the text, their answers kept by text in a
 bounded memo."""
 
@@ -18,6 +18,7 @@ from litmus_rules.domain.decoding import (
     unescape_all,
 )
 from litmus_rules.domain.grouped import grouped_text
+from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.paths import path_changes
 from litmus_rules.domain.transforms import clean, full_normalise
 
@@ -53,6 +54,7 @@ def _decodes_runs(text: str) -> bool:
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
     "runs": _decodes_runs, "groups": lambda text: bool(grouped_text(text)), "escapes": _changed_by(unescape_all),
+    "markup": _changed_by(unwrap_markup),
 }
 # Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
 # of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of

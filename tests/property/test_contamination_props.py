@@ -6,8 +6,9 @@
    change, zero-width split, soft hyphens, Cyrillic/Greek confusables, fullwidth, base64 at any
    byte offset, hex, percent, JSON \\u escapes, HTML entities; and since session 15 base64 and hex
    in groups, character codes, base32, spelt out, combining marks, small capitals, JSON escapes
-   of HTML entities, quoted-printable, octal, UTF-16 under base64; since session 16 binary and
-   escapes spaced out one a character; and in an injected tool the
+   of HTML entities, quoted-printable, octal, UTF-16 under base64; since session 16 binary,
+   escapes spaced out one a character, markup inside the canary and a line wrapped after its
+   hyphen; and in an injected tool the
    canary backwards or in ROT13), is always rejected, by exactly the rule that owns the surface:
    null_control_clean or canary_not_derivable.
 2. Adding an unrelated clean tool (random name, description and schema, injected or not, written
@@ -105,7 +106,7 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
         "base64-groups", "hex-separated", "char-codes", "base32", "spelt-out", "combining-marks",
         "json-of-html", "quoted-printable", "octal", "utf16-base64", "small-capitals",
         # session 16
-        "binary", "spaced-escapes",
+        "binary", "spaced-escapes", "markup-split", "hyphen-wrap",
     ]))
     if name == "raw":
         return name, canary
@@ -165,6 +166,12 @@ NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
     "binary": lambda c: st.sampled_from([" ", ""]).map(lambda sep: sep.join(f"{b:08b}" for b in c.encode())),
     "spaced-escapes": lambda c: st.sampled_from(["\\x{:02x}", "\\u{:04x}", "&#{};", "%{:02X}", "\\{:03o}"]).flatmap(
         lambda fmt: st.sampled_from([" ", ", ", "-"]).map(lambda sep: sep.join(fmt.format(b) for b in c.encode()))),
+    # markup inside the canary, or a line wrapped after its hyphen
+    "markup-split": lambda c: st.tuples(st.integers(1, len(c) - 1), st.sampled_from(
+        ["<b>", "</b>", "<span class='k'>", "<!-- x -->", "**", "`", "~~", "<br/>"])).map(
+        lambda cut: c[:cut[0]] + cut[1] + c[cut[0]:]),
+    "hyphen-wrap": lambda c: st.sampled_from(["\n", "\n    ", "\r\n  "]).map(
+        lambda wrap: c.replace("-", "-" + wrap, 1) if "-" in c else c[:2] + "<b>" + c[2:]),
 }
 
 

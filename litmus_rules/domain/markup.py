@@ -1,0 +1,49 @@
+"""Markup and line wraps inside a word, removed ("markup removed" in traces): what a renderer or a
+reader does not see, so that a token split by it is still the token.
+
+- an HTML tag or comment between two token characters (letters, digits, "_" and "-"):
+  "lc-5f<b>0e9a</b>3b7d", "lc-5f<!-- x -->0e9a";
+- Markdown emphasis, code or strike-through markers between two token characters:
+  "lc-5f**0e9a**3b", "lc-`5f0e9a`3b", "lc-5f~~0e~~9a" (single "*" and "_" are left: "_" is part
+  of identifiers);
+- a line broken after a hyphen, as text wrappers break long words ("lc-\\n    5f0e9a3b7d", Python's
+  textwrap by default): the line break and the indentation around it.
+
+Markup between words, or at a word's edge, is left as it is ("**bold** text" keeps its markers):
+removing it would change nothing a token is looked for in. Linear time: the tags and comments it
+removes are at most MARKUP_MAX characters long; `markup_hint` (RE2) finds, in a join of texts, every
+text `unwrap_markup` changes (joined.py tells plain texts apart with it).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options
+
+MARKUP_MAX = 64  # characters of a tag's attributes or a comment's text
+_W = "[A-Za-z0-9_-]"  # the characters of a token
+_MARK = (f"(?:<!--[^\\n\\x00]{{0,{MARKUP_MAX}}}?-->|</?[A-Za-z][A-Za-z0-9]{{0,16}}"
+         f"(?:[ \\t][^<>\\n\\x00]{{0,{MARKUP_MAX}}})?/?>|\\*\\*|__|`|~~)+")
+_WRAP = "[ \\t]*\\r?\\n[ \\t]*"
+# the markup alone, between a word character before it and one after it (lookarounds: `re`)
+_MARKUP_RE = re.compile(f"(?<={_W}){_MARK}(?={_W})|(?<={_W}-){_WRAP}(?={_W})")
+# the same with the word characters around it (RE2 has no lookaround): a superset of the places
+_HINT = f"{_W}{_MARK}{_W}|{_W}-{_WRAP}{_W}"
+
+
+@memo_large
+def unwrap_markup(text: str) -> str:
+    """`text` without the markup and line wraps inside its words (see the module doc)."""
+    if "<" not in text and "*" not in text and "_" not in text and "`" not in text and "~" not in text \
+            and "\n" not in text:
+        return text
+    return _MARKUP_RE.sub("", text)
+
+
+@functools.cache
+def markup_hint() -> Any:
+    """The RE2 pattern that matches wherever `unwrap_markup` removes something."""
+    return re2_module().compile(_HINT, re2_options())

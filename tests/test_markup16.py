@@ -1,0 +1,66 @@
+"""Markup and line wraps inside a word (domain/markup.py): a token split by an HTML tag, a
+Markdown marker or a hyphen line wrap is found ("markup removed"); markup between words changes
+nothing; a search of many texts at once (joined.py) tests on its own every text it changes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import joined, textchecks
+from litmus_rules.domain.markup import markup_hint, unwrap_markup
+from litmus_rules.domain.matching import first_leak, leaks
+from litmus_rules.domain.transforms import clean
+
+TOKEN = "lc-5f0e9a1d7c3b"
+
+
+@pytest.mark.parametrize("text", [
+    "lc-5f<b>0e9a</b>1d7c3b", "lc-5f<span class='x'>0e9a1d</span>7c3b", "lc-5f<!-- note -->0e9a1d7c3b",
+    "lc-5f0e<br/>9a1d7c3b", "lc-5f**0e9a**1d7c3b", "lc-`5f0e9a`1d7c3b", "lc-5f~~0e9a~~1d7c3b", "lc-5f__0e9a__1d7c3b",
+    "lc-\n5f0e9a1d7c3b", "lc-\n        5f0e9a1d7c3b", "lc-\r\n  5f0e9a1d7c3b",
+])
+def test_a_token_split_by_markup_is_found(text: str) -> None:
+    witness = leaks(TOKEN, f"The reference is {text}. Thanks.")
+    assert witness is not None and witness.transform == "markup removed", witness
+
+
+def test_a_hyphen_line_wrap_keeps_the_hyphen() -> None:
+    assert unwrap_markup("a well-\n    known tool") == "a well-known tool"
+
+
+@pytest.mark.parametrize("text", [
+    "**bold** text and `code` here", "~~gone~~ now", "<b>bold</b> and <i>more</i>", "- item\n- item",
+    "snake_case_name", "x < y and y > z", "2 * 3 ** 4", "end of line\nnext line", "a -\nb", "",
+])
+def test_markup_between_words_changes_nothing(text: str) -> None:
+    assert unwrap_markup(text) == text
+
+
+_PIECES = st.sampled_from([
+    "lc", "-", "5f", "0e9a", "1d7c3b", "<b>", "</b>", "<!-- x -->", "<br/>", "**", "__", "`", "~~", "*", "_",
+    "\n", "\r\n", "  ", " ", "\t", "<", ">", "é", "ｌｃ", "\u200b", "\x00", "word", "x<y", "a>b",
+])
+_TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS)
+def test_the_hint_is_found_wherever_markup_is_removed(texts: list[str]) -> None:
+    for text in texts:
+        for form in (text, clean(text)):
+            if unwrap_markup(form) != form:
+                assert markup_hint().search(form) is not None, form
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TEXTS)
+def test_a_text_markup_changes_is_never_plain(texts: list[str]) -> None:
+    textchecks._checked_memo.clear()
+    exact = set(joined.Haystack(tuple(texts)).exact)
+    for i, text in enumerate(texts):
+        if unwrap_markup(text) != text or unwrap_markup(clean(text)) != clean(text):
+            assert i in exact, (i, text)
+    assert first_leak(TOKEN, texts) == next(
+        ((i, w) for i, text in enumerate(texts) if (w := leaks(TOKEN, text)) is not None), None)
