@@ -1,11 +1,13 @@
 """Whether decoded bytes are text: the test every base64 and hex span passes before it becomes a
 form (a run that only looks encoded decodes to random bytes). UTF-8 first, then UTF-16 where nearly
-every other byte is NUL."""
+every other byte is NUL; bytes that are neither but start as gzip or zlib data do are inflated (a
+payload compressed, then base64-encoded), up to INFLATED_MAX bytes: past that, the form is unknown."""
 
 from __future__ import annotations
 
 import functools
 import re
+import zlib
 from itertools import compress, repeat
 from operator import add, le, mul
 
@@ -22,9 +24,39 @@ def _nonprintable() -> re.Pattern[str]:
 
 def _printable(raw: bytes) -> str | None:
     """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else its UTF-16 text if that
-    is (`_utf16`), else None."""
+    is (`_utf16`), else, for compressed data, the text it inflates to (`_inflated`), else None."""
     text = _printable_text(raw.decode("utf-8", "replace"))
-    return text if text is not None or b"\0" not in raw else _utf16(raw)
+    if text is None and b"\0" in raw:
+        text = _utf16(raw)
+    if text is None:
+        inflated = _inflated(raw)
+        if inflated is not None:
+            return _printable(inflated)
+    return text
+
+
+# Compressed data inflates to at most this many bytes; past it, the search is unknown (LimitUnknown).
+INFLATED_MAX = 1 << 22
+_GZIP, _ZLIB = 31, 15  # zlib's wbits for each header
+
+
+def _inflated(raw: bytes) -> bytes | None:
+    """What gzip or zlib data inflates to (a stream cut short: as far as it goes), None if `raw`
+    does not start as one does or is not one. Raises LimitUnknown past INFLATED_MAX bytes."""
+    wbits = _compressed(raw)
+    if wbits is None:
+        return None
+    inflater = zlib.decompressobj(wbits)
+    try:
+        out = inflater.decompress(raw, INFLATED_MAX)
+    except zlib.error:
+        return None
+    if inflater.unconsumed_tail:
+        from litmus_rules.domain.decoding import LimitUnknown  # (decoding reads this module)
+
+        raise LimitUnknown(f"compressed data inflates to more than {INFLATED_MAX:,} bytes "
+                           "(limit printable.INFLATED_MAX)")
+    return out or None
 
 
 def _utf16(raw: bytes) -> str | None:
@@ -75,7 +107,21 @@ def _printable_many(raws: list[bytes | None]) -> list[str | None]:
     for i in compress(range(len(texts)), map(bytes.__contains__, data, repeat(b"\0"))):  # type: ignore[arg-type]
         if out[i] is None:
             out[i] = _utf16(data[i])  # type: ignore[arg-type]
+    # compressed data (`_inflated`): a gzip header, or a zlib one ("x" and a check byte)
+    for i in compress(range(len(texts)), map(_compressed, data)):  # type: ignore[arg-type]
+        if out[i] is None:
+            out[i] = _printable(data[i])  # type: ignore[arg-type]
     return out
+
+
+def _compressed(raw: bytes) -> int | None:
+    """zlib's wbits for the header `raw` starts with: gzip's, or zlib's (deflate, a window of at
+    most 32 KiB, and a check byte); None for neither."""
+    if raw[:3] == b"\x1f\x8b\x08":
+        return _GZIP
+    if len(raw) >= 2 and raw[0] & 0x0F == 8 and raw[0] >> 4 <= 7 and (raw[0] << 8 | raw[1]) % 31 == 0:
+        return _ZLIB
+    return None
 
 
 # every byte but the ASCII controls of NONPRINTABLE_PATTERN (deleted: what is left is counted)

@@ -7,8 +7,8 @@
    byte offset, hex, percent, JSON \\u escapes, HTML entities; and since session 15 base64 and hex
    in groups, character codes, base32, spelt out, combining marks, small capitals, JSON escapes
    of HTML entities, quoted-printable, octal, UTF-16 under base64; since session 16 binary,
-   escapes spaced out one a character, markup inside the canary and a line wrapped after its
-   hyphen; and in an injected tool the
+   escapes spaced out one a character, markup inside the canary, a line wrapped after its
+   hyphen and gzip or zlib under base64; and in an injected tool the
    canary backwards or in ROT13), is always rejected, by exactly the rule that owns the surface:
    null_control_clean or canary_not_derivable.
 2. Adding an unrelated clean tool (random name, description and schema, injected or not, written
@@ -23,7 +23,9 @@ from __future__ import annotations
 import base64
 import codecs
 import copy
+import gzip
 import html
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -106,7 +108,7 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
         "base64-groups", "hex-separated", "char-codes", "base32", "spelt-out", "combining-marks",
         "json-of-html", "quoted-printable", "octal", "utf16-base64", "small-capitals",
         # session 16
-        "binary", "spaced-escapes", "markup-split", "hyphen-wrap",
+        "binary", "spaced-escapes", "markup-split", "hyphen-wrap", "compressed-base64",
     ]))
     if name == "raw":
         return name, canary
@@ -170,6 +172,8 @@ NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
     "markup-split": lambda c: st.tuples(st.integers(1, len(c) - 1), st.sampled_from(
         ["<b>", "</b>", "<span class='k'>", "<!-- x -->", "**", "`", "~~", "<br/>"])).map(
         lambda cut: c[:cut[0]] + cut[1] + c[cut[0]:]),
+    "compressed-base64": lambda c: st.sampled_from(["gzip", "zlib"]).map(lambda kind: base64.b64encode(
+        gzip.compress(c.encode(), mtime=0) if kind == "gzip" else zlib.compress(f"ref {c}".encode())).decode()),
     "hyphen-wrap": lambda c: st.sampled_from(["\n", "\n    ", "\r\n  "]).map(
         lambda wrap: c.replace("-", "-" + wrap, 1) if "-" in c else c[:2] + "<b>" + c[2:]),
 }
