@@ -22,7 +22,8 @@ long encoded forms of the token that hold none of them); 2,500 schema descriptio
 characters, each with escapes and a path that changes (texts that are not plain are searched
 one by one, every form of each derived on its own); 1 MB of short runs of every grouped encoding
 and other-language escape (`grouped_runs`: each run decoded on its own); 1 MB of words split by
-markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words). Printed per row, each the
+markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words); 1 MB of base64
+of gzip streams that each inflate a thousand-fold (`gzip_runs`). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -46,6 +47,7 @@ from __future__ import annotations
 import argparse
 import base64
 import gc
+import gzip
 import json
 import os
 import random
@@ -244,6 +246,9 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep = _base(22)
     ep["context"]["tools"][0]["description"] = markup_runs(rng)
     rows.append(("1 MB of markup inside words", ep))
+    ep = _base(23)
+    ep["context"]["tools"][0]["description"] = gzip_runs(rng)
+    rows.append(("1 MB of gzip under base64 (bombs)", ep))
     return rows
 
 
@@ -252,6 +257,18 @@ def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
     other planes, ~700 pages of 256 characters, format characters next to combining marks (so
     every NFKC step of the chain runs in full): ~1.8 MB of UTF-8."""
     return "".join(chr(rng.randrange(0x20, 0x30000)) for _ in range(count)).encode("utf-8", "ignore").decode()
+
+
+def gzip_runs(rng: random.Random, size: int = SIZE) -> str:
+    """Base64 of gzip streams that each inflate to 1 MB of padding and a word (~1 MB: a
+    thousand-fold ratio; `printable.INFLATED_MAX` bounds what a text's spans inflate to in all)."""
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        word = "".join(rng.choice("abcdefghij") for _ in range(8)).encode()
+        parts.append(base64.b64encode(gzip.compress(b"A" * (1 << 20) + word, mtime=0)).decode())
+        length += len(parts[-1]) + 1
+    return " ".join(parts)
 
 
 def markup_runs(rng: random.Random, size: int = SIZE) -> str:

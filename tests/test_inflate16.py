@@ -56,3 +56,11 @@ def test_bytes_that_only_look_compressed_are_not_text(raw: bytes) -> None:
 def test_deflate_without_a_header_is_not_guessed() -> None:
     blob = zlib.compress(TOKEN.encode())[2:-4]
     assert leaks(TOKEN, base64.b64encode(blob).decode()) is None
+
+
+def test_many_small_bombs_share_one_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each inflates to less than the limit, all of them together to more: unknown, not a gigabyte
+    monkeypatch.setattr(printable, "INFLATED_MAX", 1 << 16)
+    bomb = base64.b64encode(gzip.compress(b"A" * (1 << 13), mtime=0)).decode()
+    with pytest.raises(LimitUnknown, match="INFLATED_MAX"):
+        leaks("zz-zzzzzzzz", " ".join([bomb] * 40))

@@ -22,36 +22,39 @@ def _nonprintable() -> re.Pattern[str]:
     return re.compile(NONPRINTABLE_PATTERN)
 
 
-def _printable(raw: bytes) -> str | None:
+def _printable(raw: bytes, budget: list[int] | None = None) -> str | None:
     """The UTF-8 text of `raw` if it is mostly (>= 80 %) printable, else its UTF-16 text if that
-    is (`_utf16`), else, for compressed data, the text it inflates to (`_inflated`), else None."""
+    is (`_utf16`), else, for compressed data, the text it inflates to (`_inflated`; `budget`: the
+    bytes the spans decoded together may still inflate to), else None."""
     text = _printable_text(raw.decode("utf-8", "replace"))
     if text is None and b"\0" in raw:
         text = _utf16(raw)
-    if text is None:
-        inflated = _inflated(raw)
+    wbits = _compressed(raw) if text is None else None
+    if wbits is not None:
+        budget = [INFLATED_MAX] if budget is None else budget
+        inflated = _inflated(raw, wbits, budget)
         if inflated is not None:
-            return _printable(inflated)
+            return _printable(inflated, budget)
     return text
 
 
-# Compressed data inflates to at most this many bytes; past it, the search is unknown (LimitUnknown).
+# The spans decoded together (a text's runs) inflate to at most this many bytes in all; past it,
+# the search is unknown (LimitUnknown): a kilobyte of gzip can hold gigabytes of padding.
 INFLATED_MAX = 1 << 22
 _GZIP, _ZLIB = 31, 15  # zlib's wbits for each header
 
 
-def _inflated(raw: bytes) -> bytes | None:
-    """What gzip or zlib data inflates to (a stream cut short: as far as it goes), None if `raw`
-    does not start as one does or is not one. Raises LimitUnknown past INFLATED_MAX bytes."""
-    wbits = _compressed(raw)
-    if wbits is None:
-        return None
+def _inflated(raw: bytes, wbits: int, budget: list[int]) -> bytes | None:
+    """What gzip or zlib data (`wbits`: which) inflates to (a stream cut short: as far as it goes),
+    None if `raw` is not such data after all. Takes what it inflates from `budget`; raises
+    LimitUnknown past it."""
     inflater = zlib.decompressobj(wbits)
     try:
-        out = inflater.decompress(raw, INFLATED_MAX)
+        out = inflater.decompress(raw, budget[0] + 1)
     except zlib.error:
         return None
-    if inflater.unconsumed_tail:
+    budget[0] -= len(out)
+    if budget[0] < 0:
         from litmus_rules.domain.decoding import LimitUnknown  # (decoding reads this module)
 
         raise LimitUnknown(f"compressed data inflates to more than {INFLATED_MAX:,} bytes "
@@ -107,10 +110,11 @@ def _printable_many(raws: list[bytes | None]) -> list[str | None]:
     for i in compress(range(len(texts)), map(bytes.__contains__, data, repeat(b"\0"))):  # type: ignore[arg-type]
         if out[i] is None:
             out[i] = _utf16(data[i])  # type: ignore[arg-type]
-    # compressed data (`_inflated`): a gzip header, or a zlib one ("x" and a check byte)
+    # compressed data (`_inflated`): a gzip header, or a zlib one; inflating to INFLATED_MAX in all
+    budget = [INFLATED_MAX]
     for i in compress(range(len(texts)), map(_compressed, data)):  # type: ignore[arg-type]
         if out[i] is None:
-            out[i] = _printable(data[i])  # type: ignore[arg-type]
+            out[i] = _printable(data[i], budget)  # type: ignore[arg-type]
     return out
 
 
