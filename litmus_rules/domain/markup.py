@@ -6,6 +6,8 @@ reader does not see, so that a token split by it is still the token.
 - Markdown emphasis, code or strike-through markers between two token characters:
   "lc-5f**0e9a**3b", "lc-`5f0e9a`3b", "lc-5f~~0e~~9a" (single "*" and "_" are left: "_" is part
   of identifiers);
+- string literals concatenated, or written side by side, inside a token: "lc-5f" + "0e9a",
+  'lc-5f' '0e9a' (the code of a payload that builds the token);
 - a line broken after a hyphen, as text wrappers break long words ("lc-\\n    5f0e9a3b7d", Python's
   textwrap by default): the line break and the indentation around it.
 
@@ -26,7 +28,8 @@ from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options, ut
 MARKUP_MAX = 64  # characters of a tag's attributes or a comment's text
 _W = "[A-Za-z0-9_-]"  # the characters of a token
 _MARK = (f"(?:<!--[^\\n\\x00]{{0,{MARKUP_MAX}}}?-->|</?[A-Za-z][A-Za-z0-9]{{0,16}}"
-         f"(?:[ \\t][^<>\\n\\x00]{{0,{MARKUP_MAX}}})?/?>|\\*\\*|__|`|~~)+")
+         f"(?:[ \\t][^<>\\n\\x00]{{0,{MARKUP_MAX}}})?/?>|\\*\\*|__|`|~~"
+         f"|[\"'][ \\t]*\\+?[ \\t]*[\"'])+")
 _WRAP = "[ \\t]*\\r?\\n[ \\t]*"
 # the markup alone, between a word character before it and one after it (lookarounds: `re`)
 _MARKUP_RE = re.compile(f"(?<={_W}){_MARK}(?={_W})|(?<={_W}-){_WRAP}(?={_W})")
@@ -34,6 +37,7 @@ _MARKUP_RE = re.compile(f"(?<={_W}){_MARK}(?={_W})|(?<={_W}-){_WRAP}(?={_W})")
 _HINT = f"{_W}{_MARK}{_W}|{_W}-{_WRAP}{_W}"
 
 
+_MARKERS = ("<", "*", "_", "`", "~", "\n", '"', "'")  # a character of each kind of markup
 # Past this many characters, RE2 looks for markup (`markup_hint`) before `re` removes it: `re` tries
 # the lookbehind at every position (70 ms on 1 MB of base64 wrapped in lines, RE2 7 ms).
 HINT_FIRST_MIN = 1 << 12
@@ -42,8 +46,7 @@ HINT_FIRST_MIN = 1 << 12
 @memo_large
 def unwrap_markup(text: str) -> str:
     """`text` without the markup and line wraps inside its words (see the module doc)."""
-    if "<" not in text and "*" not in text and "_" not in text and "`" not in text and "~" not in text \
-            and "\n" not in text:
+    if not any(map(text.__contains__, _MARKERS)):
         return text
     if len(text) >= HINT_FIRST_MIN:
         try:

@@ -170,7 +170,7 @@ NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
         lambda fmt: st.sampled_from([" ", ", ", "-"]).map(lambda sep: sep.join(fmt.format(b) for b in c.encode()))),
     # markup inside the canary, or a line wrapped after its hyphen
     "markup-split": lambda c: st.tuples(st.integers(1, len(c) - 1), st.sampled_from(
-        ["<b>", "</b>", "<span class='k'>", "<!-- x -->", "**", "`", "~~", "<br/>"])).map(
+        ["<b>", "</b>", "<span class='k'>", "<!-- x -->", "**", "`", "~~", "<br/>", '" + "', "' '"])).map(
         lambda cut: c[:cut[0]] + cut[1] + c[cut[0]:]),
     "compressed-base64": lambda c: st.sampled_from(["gzip", "zlib"]).map(lambda kind: base64.b64encode(
         gzip.compress(c.encode(), mtime=0) if kind == "gzip" else zlib.compress(f"ref {c}".encode())).decode()),
