@@ -82,8 +82,9 @@ def _transcript_text(transcript: Any) -> str:
     WITNESS,
     "Does the token occur in the text under any normalisation or decoding (case, zero-width, "
     "confusables, NFKC, base64, hex, percent- and JSON-escapes, HTML entities, paths, encodings "
-    "written in groups, escapes nested across kinds, markup and line wraps inside a word; a token of "
-    "8+ characters backwards or in ROT13 too)? The witness names the transform that revealed it.",
+    "written in groups, escapes nested across kinds, CSS escapes, gzip or zlib data, markup and line "
+    "wraps inside a word; a token of 8+ characters backwards or in ROT13 too)? The witness names the "
+    "transform that revealed it.",
     cost=lambda args: 4 * text_cost(args),
 )
 def _leaks(token: Any, text: Any) -> Any:

@@ -242,6 +242,41 @@ def other_escapes(text: str) -> str:
     return _RE.OTHER_ESCAPE_RE.sub(_other_escape, text)
 
 
+# CSS escapes (a backslash, one to six hex digits, and one optional space that ends them), two or
+# more in a row: "\\6c\\63", "\\6c \\63 \\2d". A form of their own ("css unescaped"): they read
+# octal escapes and Windows paths otherwise ("\\154" is "l" in C, "Ŕ" in CSS), and one alone would
+# make every path with a hex-looking folder ("\\dev") a text to decode.
+_CSS_ESCAPES_SPEC = _spec(r"(?:\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?){2,}")
+_CSS_ONE_SPEC = _spec(r"\\([0-9a-fA-F]{1,6})[ \t\n\r\f]?")
+
+
+def _css_char(m: re.Match[str]) -> str:
+    cp = int(m.group(1), 16)
+    return chr(cp) if 0 < cp <= 0x10FFFF and not 0xD800 <= cp <= 0xDFFF else "\ufffd"
+
+
+def _css_run(m: re.Match[str]) -> str:
+    return _RE.CSS_ONE.sub(_css_char, m.group())
+
+
+@memo_large
+def css_unescape(text: str) -> str:
+    """CSS escapes decoded where two or more stand in a row (one pass; see _CSS_ESCAPES)."""
+    if "\\" not in text:
+        return text
+    try:
+        if _css_re2().search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
+            return text
+    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
+        pass
+    return _RE.CSS_ESCAPES.sub(_css_run, text)
+
+
+@functools.cache
+def _css_re2() -> Any:
+    return re2_module().compile(_CSS_ESCAPES_SPEC[0], re2_options())
+
+
 def _may_hold_other_escapes(text: str) -> bool:
     """Whether `other_escapes` finds an escape to decode in `text` (it may leave one that is
     malformed as it is: a superset)."""

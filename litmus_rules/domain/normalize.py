@@ -44,6 +44,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     _hex_runs,
     base64_spans,
     candidate_runs,
+    css_unescape,
     hex_spans,
     html_unescape,
     json_unescape,
@@ -199,9 +200,10 @@ _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("hex", _hex_text),
     ("grouped encodings", grouped_text),
     ("markup removed", unwrap_markup),
+    ("css unescaped", css_unescape),
 )
 # decoders whose output goes through the raw and normalised steps of the chain only (`_decoded_chain`)
-_SHORT_CHAIN = frozenset({"escapes decoded", "markup removed"})
+_SHORT_CHAIN = frozenset({"escapes decoded", "markup removed", "css unescaped"})
 
 _ESCAPE_DECODERS = frozenset({"json unescaped", "html unescaped", "percent-decoded"})
 

@@ -8,7 +8,7 @@
    in groups, character codes, base32, spelt out, combining marks, small capitals, JSON escapes
    of HTML entities, quoted-printable, octal, UTF-16 under base64; since session 16 binary,
    escapes spaced out one a character, markup inside the canary, a line wrapped after its
-   hyphen and gzip or zlib under base64; and in an injected tool the
+   hyphen, gzip or zlib under base64, and CSS escapes; and in an injected tool the
    canary backwards or in ROT13), is always rejected, by exactly the rule that owns the surface:
    null_control_clean or canary_not_derivable.
 2. Adding an unrelated clean tool (random name, description and schema, injected or not, written
@@ -108,7 +108,7 @@ def encoded(draw: st.DrawFn, canary: str) -> tuple[str, str]:
         "base64-groups", "hex-separated", "char-codes", "base32", "spelt-out", "combining-marks",
         "json-of-html", "quoted-printable", "octal", "utf16-base64", "small-capitals",
         # session 16
-        "binary", "spaced-escapes", "markup-split", "hyphen-wrap", "compressed-base64",
+        "binary", "spaced-escapes", "markup-split", "hyphen-wrap", "compressed-base64", "css-escapes",
     ]))
     if name == "raw":
         return name, canary
@@ -172,6 +172,8 @@ NEWER: dict[str, Callable[[str], st.SearchStrategy[str]]] = {
     "markup-split": lambda c: st.tuples(st.integers(1, len(c) - 1), st.sampled_from(
         ["<b>", "</b>", "<span class='k'>", "<!-- x -->", "**", "`", "~~", "<br/>", '" + "', "' '"])).map(
         lambda cut: c[:cut[0]] + cut[1] + c[cut[0]:]),
+    "css-escapes": lambda c: st.sampled_from(["\\{:x}", "\\{:x} ", "\\{:06x}"]).map(
+        lambda fmt: "".join(fmt.format(ord(ch)) for ch in c)),
     "compressed-base64": lambda c: st.sampled_from(["gzip", "zlib"]).map(lambda kind: base64.b64encode(
         gzip.compress(c.encode(), mtime=0) if kind == "gzip" else zlib.compress(f"ref {c}".encode())).decode()),
     "hyphen-wrap": lambda c: st.sampled_from(["\n", "\n    ", "\r\n  "]).map(
