@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from itertools import compress, repeat
 from operator import is_
 from typing import Any
@@ -232,14 +233,19 @@ def other_escapes(text: str) -> str:
     """Decode `_OTHER_ESCAPE_RE`'s escapes (one pass; malformed ones and surrogates are left)."""
     if "\\" not in text and "%u" not in text and "=" not in text:
         return text
+    return _sub_where_found(text, _other_escape_re2(), _RE.OTHER_ESCAPE_RE, _other_escape)
+
+
+def _sub_where_found(text: str, found: Any, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> str:
+    """`pattern.sub(replace, text)`, once RE2's `found` (the same escapes) shows there is one: RE2
+    finds none in linear time where `re` would try the pattern at every backslash (1 MB of Windows
+    paths); a large text is searched in its kept UTF-8."""
     try:
-        # RE2 finds none in linear time where `re` would try the pattern at every backslash
-        # (1 MB of Windows paths): a large text is searched in its kept UTF-8
-        if _other_escape_re2().search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
+        if found.search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
             return text
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
         pass
-    return _RE.OTHER_ESCAPE_RE.sub(_other_escape, text)
+    return pattern.sub(replace, text)
 
 
 # CSS escapes (a backslash, one to six hex digits, and one optional space that ends them), two or
@@ -264,12 +270,7 @@ def css_unescape(text: str) -> str:
     """CSS escapes decoded where two or more stand in a row (one pass; see _CSS_ESCAPES)."""
     if "\\" not in text:
         return text
-    try:
-        if _css_re2().search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
-            return text
-    except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
-        pass
-    return _RE.CSS_ESCAPES.sub(_css_run, text)
+    return _sub_where_found(text, _css_re2(), _RE.CSS_ESCAPES, _css_run)
 
 
 @functools.cache
