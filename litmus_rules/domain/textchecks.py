@@ -1,7 +1,7 @@
 """Whether a text is changed by a decoder (HTML, percent, the joint escape decoder, path
-canonicalisation, base64/hex runs, grouped encodings, markup inside words), as `joined.Haystack` asks it before
-deriving a text's decoded forms: pure functions of the text, their answers kept by text in a
-bounded memo."""
+canonicalisation, base64/hex runs, grouped encodings, markup inside words), as `joined.Haystack`
+asks it before deriving a text's decoded forms: pure functions of the text, their answers kept by
+text in a bounded memo."""
 
 from __future__ import annotations
 
