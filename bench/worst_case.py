@@ -167,18 +167,29 @@ def _base(seed: int, **kw: Any) -> dict[str, Any]:
     return realistic.episode(seed, random.Random(seed), **kw)
 
 
+def _described(seed: int, description: str) -> dict[str, Any]:
+    """A realistic episode whose first tool has this description."""
+    ep = _base(seed)
+    ep["context"]["tools"][0]["description"] = description
+    return ep
+
+
+def _joined_until(size: int, separator: str, part: Any) -> str:
+    """`part()` called until the parts, joined by `separator`, hold `size` characters or more."""
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        parts.append(part())
+        length += len(parts[-1]) + len(separator)
+    return separator.join(parts)
+
+
 def episodes() -> list[tuple[str, dict[str, Any]]]:
     rng = random.Random(13)
     rows = []
-    ep = _base(1)
-    ep["context"]["tools"][0]["description"] = nonascii_text(rng)
-    rows.append(("1 MB non-ASCII tool description", ep))
-    ep = _base(2)
-    ep["context"]["tools"][0]["description"] = path_text(rng)
-    rows.append(("1 MB path-like tool description", ep))
-    ep = _base(3)
-    ep["context"]["tools"][0]["description"] = base64_text(rng)
-    rows.append(("1 MB base64 tool description", ep))
+    rows.append(("1 MB non-ASCII tool description", _described(1, nonascii_text(rng))))
+    rows.append(("1 MB path-like tool description", _described(2, path_text(rng))))
+    rows.append(("1 MB base64 tool description", _described(3, base64_text(rng))))
     ep = _base(4)
     ep["controls"]["null"]["transcript"] = path_text(rng)
     rows.append(("1 MB path-like null transcript", ep))
@@ -202,53 +213,36 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     rows.append(("100 signals", ep))
     ep = _base(9, n_tools=400, description_words=200)
     rows.append(("400 tools (~1 MB manifest)", ep))
-    ep = _base(10)
-    ep["context"]["tools"][0]["description"] = "\ufdfa" * SIZE
-    rows.append(("1 M ligatures (U+FDFA) description", ep))
+    rows.append(("1 M ligatures (U+FDFA) description", _described(10, "\ufdfa" * SIZE)))
     ep = _base(11)
     ep["context"]["tools"][0]["input_schema"] = multiplying_schema(30)
     rows.append(("multiplying $refs (2^30 paths)", ep))
-    ep = _base(12)
-    ep["context"]["tools"][0]["description"] = escape_runs()
-    rows.append(("1 MB distinct escape runs", ep))
-    ep = _base(13)
-    ep["context"]["tools"][0]["description"] = "C:/" * (SIZE // 3) + "./"
-    rows.append(("1 MB one run of 333k path tokens", ep))
-    ep = _base(14)
-    ep["context"]["tools"][0]["description"] = "é:/" * (SIZE // 3) + "é/./x"
-    rows.append(("1 MB one non-ASCII run of tokens", ep))
-    ep = _base(15)
-    ep["context"]["tools"][0]["description"] = "".join(f"%{rng.randrange(256):02X}" for _ in range(SIZE // 3))
-    rows.append(("1 MB of %XX escapes (random bytes)", ep))
-    ep = _base(16)
-    ep["context"]["tools"][0]["description"] = "".join(f"\\u{rng.randrange(0x20, 0xFFFF):04x}" for _ in range(SIZE // 6))
-    rows.append(("1 MB of \\uXXXX escapes (random)", ep))
+    rows.append(("1 MB distinct escape runs", _described(12, escape_runs())))
+    rows.append(("1 MB one run of 333k path tokens", _described(13, "C:/" * (SIZE // 3) + "./")))
+    rows.append(("1 MB one non-ASCII run of tokens", _described(14, "é:/" * (SIZE // 3) + "é/./x")))
+    percents = "".join(f"%{rng.randrange(256):02X}" for _ in range(SIZE // 3))
+    rows.append(("1 MB of %XX escapes (random bytes)", _described(15, percents)))
+    escapes = "".join(f"\\u{rng.randrange(0x20, 0xFFFF):04x}" for _ in range(SIZE // 6))
+    rows.append(("1 MB of \\uXXXX escapes (random)", _described(16, escapes)))
     ep = _base(17)
     words = ("alpha", "beta", "gamma", "delta", "invoice", "transfer", "account", "secret", "token")
     ep["context"]["skills"] = [{"name": f"skill_{i}", "description": " ".join(rng.choice(words) for _ in range(20)),
                                 "injected": i % 2 == 0} for i in range(5000)]
     rows.append(("5,000 skills (10,000 short texts)", ep))
-    ep = _base(18)
-    ep["context"]["tools"][0]["description"] = random_code_points(rng)
-    rows.append(("500k random code points (~700 pages)", ep))
+    rows.append(("500k random code points (~700 pages)", _described(18, random_code_points(rng))))
     ep = _base(19)
     long_token = "".join(rng.choice("!#$&()*+,-.:;<=>?@[]^_`{|}~") for _ in range(40_000))
     ep["detector"]["signals"][1]["value"] = ep["canaries"][0]["value"] = long_token
     rows.append(("a 40 KB signal value and canary", ep))
     ep = _base(20)
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
-        f"p{i}": {"type": "string", "description": f"see \\x{i % 256:02x}\\u{i:04x} &#{i}; %{i % 256:02X} C:\\d{i}\\..\\x"}
+        f"p{i}": {"type": "string",
+                  "description": f"see \\x{i % 256:02x}\\u{i:04x} &#{i}; %{i % 256:02X} C:\\d{i}\\..\\x"}
         for i in range(2500)}}
     rows.append(("2,500 short texts that are not plain", ep))
-    ep = _base(21)
-    ep["context"]["tools"][0]["description"] = grouped_runs(rng)
-    rows.append(("1 MB of grouped encodings and escapes", ep))
-    ep = _base(22)
-    ep["context"]["tools"][0]["description"] = markup_runs(rng)
-    rows.append(("1 MB of markup inside words", ep))
-    ep = _base(23)
-    ep["context"]["tools"][0]["description"] = gzip_runs(rng)
-    rows.append(("1 MB of gzip under base64 (bombs)", ep))
+    rows.append(("1 MB of grouped encodings and escapes", _described(21, grouped_runs(rng))))
+    rows.append(("1 MB of markup inside words", _described(22, markup_runs(rng))))
+    rows.append(("1 MB of gzip under base64 (bombs)", _described(23, gzip_runs(rng))))
     return rows
 
 
@@ -262,13 +256,10 @@ def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
 def gzip_runs(rng: random.Random, size: int = SIZE) -> str:
     """Base64 of gzip streams that each inflate to 1 MB of padding and a word (~1 MB: a
     thousand-fold ratio; `printable.INFLATED_MAX` bounds what a text's spans inflate to in all)."""
-    parts: list[str] = []
-    length = 0
-    while length < size:
+    def stream() -> str:
         word = "".join(rng.choice("abcdefghij") for _ in range(8)).encode()
-        parts.append(base64.b64encode(gzip.compress(b"A" * (1 << 20) + word, mtime=0)).decode())
-        length += len(parts[-1]) + 1
-    return " ".join(parts)
+        return base64.b64encode(gzip.compress(b"A" * (1 << 20) + word, mtime=0)).decode()
+    return _joined_until(size, " ", stream)
 
 
 def markup_runs(rng: random.Random, size: int = SIZE) -> str:
@@ -276,14 +267,11 @@ def markup_runs(rng: random.Random, size: int = SIZE) -> str:
     markers, hyphen line wraps), each split different, with the markers that are left between
     words (~1 MB)."""
     marks = ["<b>", "</b>", "<span class='k'>", "<!-- n -->", "**", "`", "~~", "__", "-\n    ", "<br/>"]
-    parts: list[str] = []
-    length = 0
-    while length < size:
+    def split_word() -> str:
         word = "".join(rng.choice("abcdefghij0123456789") for _ in range(rng.randrange(4, 12)))
         cut = rng.randrange(1, len(word))
-        parts.append(word[:cut] + rng.choice(marks) + word[cut:] + rng.choice([" ", " **x** ", "\n", " `y` "]))
-        length += len(parts[-1])
-    return "".join(parts)
+        return word[:cut] + rng.choice(marks) + word[cut:] + rng.choice([" ", " **x** ", "\n", " `y` "])
+    return _joined_until(size, "", split_word)
 
 
 def grouped_runs(rng: random.Random, size: int = SIZE) -> str:
@@ -297,12 +285,7 @@ def grouped_runs(rng: random.Random, size: int = SIZE) -> str:
             ":".join(f"{b:02x}" for b in raw), ",".join(str(b) for b in raw),
             base64.b32encode(raw + b"x").decode(), " ".join(raw.decode()), "".join(f"={b:02X}" for b in raw),
             "".join(f"\\{b:03o}" for b in raw)])
-    parts: list[str] = []
-    length = 0
-    while length < size:
-        parts.append(chunk())
-        length += len(parts[-1]) + 2
-    return ". ".join(parts)
+    return _joined_until(size, ". ", chunk)
 
 
 def escape_runs(size: int = SIZE) -> str:

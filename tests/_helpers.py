@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,3 +61,30 @@ def base_episode() -> dict[str, Any]:
         }
     )
 
+
+
+def assert_hint_finds_changes(texts: list[str], changes: Callable[[str], bool], hint: Any) -> None:
+    """Wherever `changes` holds of a text or its cleaned form, the RE2 `hint` finds something in it
+    (the superset joined.py tells plain texts apart with)."""
+    from litmus_rules.domain.transforms import clean
+
+    for text in texts:
+        for form in (text, clean(text)):
+            if changes(form):
+                assert hint.search(form) is not None, form
+
+
+def assert_changed_texts_are_not_plain(texts: list[str], changes: Callable[[str], bool], token: str) -> None:
+    """Every text that `changes` holds of (or of its cleaned form) is tested on its own by the haystack,
+    and a search of the texts at once finds `token` where the search of each in turn does."""
+    from litmus_rules.domain import joined, textchecks
+    from litmus_rules.domain.matching import first_leak, leaks
+    from litmus_rules.domain.transforms import clean
+
+    textchecks._checked_memo.clear()
+    exact = set(joined.Haystack(tuple(texts)).exact)
+    for i, text in enumerate(texts):
+        if changes(text) or changes(clean(text)):
+            assert i in exact, (i, text)
+    assert first_leak(token, texts) == next(
+        ((i, w) for i, text in enumerate(texts) if (w := leaks(token, text)) is not None), None)

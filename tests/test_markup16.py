@@ -8,10 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import joined, textchecks
 from litmus_rules.domain.markup import markup_hint, unwrap_markup
-from litmus_rules.domain.matching import first_leak, leaks
-from litmus_rules.domain.transforms import clean
+from litmus_rules.domain.matching import leaks
+from _helpers import assert_changed_texts_are_not_plain, assert_hint_finds_changes
 
 TOKEN = "lc-5f0e9a1d7c3b"
 
@@ -51,19 +50,10 @@ _TEXTS = st.lists(st.lists(_PIECES, max_size=14).map("".join), min_size=1, max_s
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_TEXTS)
 def test_the_hint_is_found_wherever_markup_is_removed(texts: list[str]) -> None:
-    for text in texts:
-        for form in (text, clean(text)):
-            if unwrap_markup(form) != form:
-                assert markup_hint().search(form) is not None, form
+    assert_hint_finds_changes(texts, lambda form: unwrap_markup(form) != form, markup_hint())
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_TEXTS)
 def test_a_text_markup_changes_is_never_plain(texts: list[str]) -> None:
-    textchecks._checked_memo.clear()
-    exact = set(joined.Haystack(tuple(texts)).exact)
-    for i, text in enumerate(texts):
-        if unwrap_markup(text) != text or unwrap_markup(clean(text)) != clean(text):
-            assert i in exact, (i, text)
-    assert first_leak(TOKEN, texts) == next(
-        ((i, w) for i, text in enumerate(texts) if (w := leaks(TOKEN, text)) is not None), None)
+    assert_changed_texts_are_not_plain(texts, lambda text: unwrap_markup(text) != text, TOKEN)

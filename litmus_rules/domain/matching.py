@@ -230,7 +230,7 @@ def _joined_look(text: str, derived: Forms) -> bool:
 
 def _leak_in_forms(token: str, text: str, derived: Forms) -> Witness | None:
     # a short text's forms all at once first: most tokens are in none of them
-    if _joined_look(text, derived) and _absent(_leak_needles(token), derived):
+    if _joined_look(text, derived) and _absent(_leak_needles(token), _joined(derived)):
         _raise_if_undecodable(derived)
         return None
     return _find(token, derived, casefold_ok=True, transposed=True)
@@ -242,10 +242,13 @@ def _leak_needles(token: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(needle for key in KEYS for _, needle in _needles(token, key, True)))
 
 
-def _absent(needles: tuple[str, ...], derived: Iterable[Form | Undecodable]) -> bool:
-    """Whether none of `needles` is in any of the forms, by one look at them all joined by NUL
-    (a text that is not plain has ~20 forms): a needle in a form is in the join."""
-    joined = "\0".join([form.text for form in derived if isinstance(form, Form)])
+def _joined(derived: Iterable[Form | Undecodable]) -> str:
+    """The forms' texts joined by NUL: whatever a search finds in one form is in the join."""
+    return "\0".join([form.text for form in derived if isinstance(form, Form)])
+
+
+def _absent(needles: tuple[str, ...], joined: str) -> bool:
+    """Whether none of `needles` is in any of the forms `joined` holds (`_joined`)."""
     return not any(map(joined.__contains__, needles))
 
 
@@ -376,8 +379,8 @@ def _collision_absent(kind: str, value: str, flags: tuple[str, ...], min_len: in
     if plan is None:
         return False
     needles, literal_grams = plan
-    joined = "\0".join([form.text for form in derived if isinstance(form, Form)])
-    if any(map(joined.__contains__, needles)):
+    joined = _joined(derived)
+    if not _absent(needles, joined):
         return False
     if kind == "regex" and not regex_absent(value, flags, joined):
         return False

@@ -25,17 +25,25 @@ from litmus_rules.domain.transforms import clean, full_normalise
 __all__ = ["CHECKED_CHARS", "CHECKED_ENTRIES", "checked", "checking"]
 
 
+def _limit_is_a_change(check: Callable[[str], bool]) -> Callable[[str], bool]:
+    """`check`, true where a decoder meets a limit (LimitUnknown): the text's decoded form is
+    unknown, and the exact test says so, naming the text."""
+    def guarded(text: str) -> bool:
+        try:
+            return check(text)
+        except LimitUnknown:
+            return True
+    return guarded
+
+
 def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
     # forms() decodes the raw text and, when it differs, its cleaned text
     def differs(text: str) -> bool:
-        try:
-            if decode(text) != text:
-                return True
-            cleaned = clean(text)
-            return cleaned != text and decode(cleaned) != cleaned
-        except LimitUnknown:  # its decoded form is unknown: the exact test says so
+        if decode(text) != text:
             return True
-    return differs
+        cleaned = clean(text)
+        return cleaned != text and decode(cleaned) != cleaned
+    return _limit_is_a_change(differs)
 
 
 def _path_differs(text: str) -> bool:
@@ -47,23 +55,14 @@ def _decodes_runs(text: str) -> bool:
     # the runs `normalize.forms` decodes (kept for a large text, which its forms decode next; [] when
     # a linear-time scan shows that none gives a span)
     runs = candidate_runs(text)
-    try:
-        return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
-    except LimitUnknown:  # (compressed data past its limit) the exact test says so, naming the text
-        return True
-
-
-def _decodes_groups(text: str) -> bool:
-    try:
-        return bool(grouped_text(text))
-    except LimitUnknown:
-        return True
+    return bool(_base64_runs(runs, 1) or _hex_runs(runs, 1))  # one decoded span is enough
 
 
 # Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
-    "runs": _decodes_runs, "groups": _decodes_groups, "escapes": _changed_by(unescape_all),
+    "runs": _limit_is_a_change(_decodes_runs), "groups": _limit_is_a_change(lambda text: bool(grouped_text(text))),
+    "escapes": _changed_by(unescape_all),
     "markup": _changed_by(unwrap_markup),
 }
 # Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
