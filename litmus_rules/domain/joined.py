@@ -21,8 +21,8 @@ NUL is kept, produced by nothing, and composes with nothing. So:
 1. the texts are joined with NUL separators, and the plain ones told apart from the others with
    a few linear scans of the join (`Haystack`);
 2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
-   offset of every text's segment; on ASCII texts the nine forms are four; a large text's
-   transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
+   offset of every text's segment, joins.py; on ASCII texts the nine forms are four; a large
+   text's transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
 3. a `Probe` (probes.py: literals and RE2 patterns, per form) finds in one pass per form the
    *candidates*: the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
    the one exact on the 256-character pages the join holds: `PagedPattern`);
@@ -42,7 +42,6 @@ superset.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import contextvars
 import functools
@@ -53,11 +52,12 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
+from litmus_rules.domain.joins import _PLUS_ONE, SEP, _each, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
-from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options, utf8
+from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
@@ -69,7 +69,6 @@ from litmus_rules.domain.transforms import (
     strip_format_chars,
 )
 
-SEP = "\x00"
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
 # full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
 _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
@@ -89,7 +88,6 @@ W = TypeVar("W")
 # Not a limit: either way finds every literal (an alternation RE2 cannot compile within max_mem
 # falls back to the finds, and RE2's DFA falls back to its NFA when out of memory).
 FIND_BYTES = 4 << 20
-_PLUS_ONE = (1).__add__
 
 
 @functools.cache
@@ -105,20 +103,6 @@ def _alternation(lits: tuple[bytes, ...]) -> Any:
         return re2.compile(b"|".join(re2.escape(lit) for lit in lits), re2_options(PROBE_MAX_MEM))
     except re2.error:
         return None
-
-
-class _Form:
-    """A form of the join: UTF-8 bytes, and where each text's segment starts in them."""
-
-    __slots__ = ("data", "starts")
-
-    def __init__(self, data: bytes, starts: list[int]) -> None:
-        self.data = data
-        self.starts = starts
-
-    def segment_at(self, pos: int) -> int:
-        """The segment whose span (its start to its end, inclusive) holds byte `pos`."""
-        return max(bisect.bisect_right(self.starts, pos) - 1, 0)
 
 
 class Haystack:
@@ -385,79 +369,6 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
-
-
-def _encoded_join(pieces: Sequence[str]) -> _Form | None:
-    """The pieces joined, each after a NUL, in UTF-8, with where each one starts; None if a piece
-    holds a NUL. A large piece's UTF-8 is textmemo.utf8's, kept with it (the haystacks a text is
-    in and the RE2 scans of the text share it); each run of small ones is encoded in one call.
-    Raises UnicodeEncodeError for a lone surrogate."""
-    chunks: list[bytes] = [b""]  # b"\0".join: a NUL before each chunk
-    sizes: list[int] = []
-    for start, end, large in _segments(pieces):
-        if large:
-            data = utf8(pieces[start])
-            if b"\0" in data:
-                return None
-            chunks.append(data)
-            sizes.append(len(data))
-        else:
-            run = SEP.join(pieces[start:end]).encode("utf-8")
-            run_sizes = list(map(len, run.split(b"\0")))
-            if len(run_sizes) != end - start:
-                return None
-            chunks.append(run)
-            sizes += run_sizes
-    # each segment starts one byte (the NUL) past the end of the one before
-    starts = list(itertools.accumulate(map(_PLUS_ONE, sizes[:-1]), initial=1)) if sizes else []
-    return _Form(b"\0".join(chunks), starts)
-
-
-def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[int] | None = None) -> list[str]:
-    """`transform` of each piece: a large one on its own (its result is the one its own forms
-    use, textmemo.memo_large), each run of small ones in one call on them joined by NUL (the
-    transforms keep NUL, module doc; a run whose NULs do not come back, or that passes a limit
-    set for one text, is done piece by piece). A piece whose transform meets a limit is "" and
-    its index goes into `unknown`; without `unknown`, its LimitUnknown is raised, naming it
-    (`index`)."""
-    out: list[str] = []
-    for start, end, large in _segments(pieces):
-        if large:
-            out.append(_transformed(transform, pieces, start, unknown))
-            continue
-        try:
-            parts = transform(SEP.join(pieces[start:end])).split(SEP)
-        except LimitUnknown:  # a limit of one text (transforms.NFKC_MAX_ADDED): each may be within it
-            parts = []
-        if len(parts) != end - start:
-            parts = [_transformed(transform, pieces, i, unknown) for i in range(start, end)]
-        out += parts
-    return out
-
-
-def _transformed(transform: Callable[[str], str], pieces: Sequence[str], i: int, unknown: set[int] | None) -> str:
-    try:
-        return transform(pieces[i])
-    except LimitUnknown as exc:
-        if unknown is not None:
-            unknown.add(i)
-            return ""
-        exc.index = i  # type: ignore[attr-defined]  # which text: the built-ins name its origin
-        raise
-
-
-def _segments(pieces: Sequence[str]) -> Iterator[tuple[int, int, bool]]:
-    """The pieces in order as (start, end, large): each large piece (MEMO_MIN characters or more,
-    whose results textmemo keeps with it) alone, each run of small ones between them together."""
-    start = 0
-    for i, piece in enumerate(pieces):
-        if len(piece) >= MEMO_MIN:
-            if start < i:
-                yield start, i, False
-            yield i, i + 1, True
-            start = i + 1
-    if start < len(pieces):
-        yield start, len(pieces), False
 
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
