@@ -23,7 +23,8 @@ characters, each with escapes and a path that changes (texts that are not plain 
 one by one, every form of each derived on its own); 1 MB of short runs of every grouped encoding
 and other-language escape (`grouped_runs`: each run decoded on its own); 1 MB of words split by
 markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words); 1 MB of base64
-of gzip streams that each inflate a thousand-fold (`gzip_runs`). Printed per row, each the
+of gzip streams that each inflate a thousand-fold (`gzip_runs`); 1 MB of random printable ASCII
+(`printable_text`: every decoder and the URL pattern find something in it, ~45 forms of 1 MB). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -51,6 +52,7 @@ import gzip
 import json
 import os
 import random
+import string
 import sys
 import tempfile
 import time
@@ -243,7 +245,15 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     rows.append(("1 MB of grouped encodings and escapes", _described(21, grouped_runs(rng))))
     rows.append(("1 MB of markup inside words", _described(22, markup_runs(rng))))
     rows.append(("1 MB of gzip under base64 (bombs)", _described(23, gzip_runs(rng))))
+    rows.append(("1 MB of random printable ASCII", _described(24, printable_text(random.Random(24)))))
     return rows
+
+
+def printable_text(rng: random.Random, size: int = SIZE) -> str:
+    """Characters drawn evenly from `string.printable`: every decoder finds something to decode
+    (about 10,000 each of backslashes, ampersands and percent signs), each decoded form is
+    another 1 MB text through the whole chain, and a "://" makes the path splits look for URLs."""
+    return "".join(rng.choice(string.printable) for _ in range(size))
 
 
 def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:

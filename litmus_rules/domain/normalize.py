@@ -19,7 +19,7 @@ must be applied to a token (or signal value) so that both sides are normalised t
 
 Bounds: the forms of a text are complete, in linear time and memory: `derivations(text)` derives
 them one at a time (a search keeps a few alive, however many there are, besides the transforms of
-large texts that textmemo.py keeps, MEMO_CHARS characters in all); `forms(text)` groups them
+large texts that textmemo.py keeps, MEMO_BYTES bytes in all); `forms(text)` groups them
 (formcache.py caches them while they add up to at most 16x the input + 1 MiB, `FORMS_BUDGET_*`,
 and streams `derivations` past that). Layered HTML / percent escapes past HTML_MAX_LAYERS /
 PERCENT_MAX_LAYERS are not decoded: that form is `Undecodable` and a search that finds nothing

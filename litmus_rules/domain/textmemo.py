@@ -4,26 +4,29 @@ engine's options, built on first use (`re2_options`) so that importing the packa
 A large text goes through the same transforms from several places (its forms, the joined haystack
 of the surfaces it is one of, the keys of its decoded texts, a search whose forms are streamed):
 each transform of a text of at least MEMO_MIN characters is computed once while its result is
-kept (MEMO_CHARS characters of results in all, MEMO_ENTRIES results). A memo of pure functions: an evicted
-result is computed again, never a different one. Its UTF-8 too (`utf8`, its bytes weighed as
-characters): the `re2` wrapper encodes a str on every search, and a large text's forms are scanned
+kept (MEMO_BYTES bytes of results in all, as `sys.getsizeof` counts them, MEMO_ENTRIES results).
+A memo of pure functions: an evicted result is computed again, never a different one. Its UTF-8
+too (`utf8`): the `re2` wrapper encodes a str on every search, and a large text's forms are scanned
 by RE2 many times (presence tests, pages, regex probes, the joins of the haystacks it is in).
-MEMO_CHARS holds every transform and UTF-8 of a 1 MB text (~28 Mi): past it, results evicted
-while the text is still being searched are computed again (2x the CPU on such a text).
+MEMO_BYTES holds every transform and UTF-8 of a 1 MB text whose every decoder finds something to
+decode (1 MB of random printable ASCII: 75 MiB); a search over streamed forms (normalize.forms_budget)
+asks for them all in turn, once per question, and the memo resists that scan (cache.BoundedCache's
+`scan_resistant`): past its bound, most of them are still hits on the next turn.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
 
 MEMO_MIN = 1 << 15
-MEMO_CHARS = 48 << 20
+MEMO_BYTES = 96 << 20
 MEMO_ENTRIES = 256
-_memo: BoundedCache[Any] = BoundedCache(MEMO_ENTRIES, MEMO_CHARS)
+_memo: BoundedCache[Any] = BoundedCache(MEMO_ENTRIES, MEMO_BYTES, scan_resistant=True)
 _MISSING: Any = object()
 
 R = TypeVar("R")
@@ -46,9 +49,9 @@ def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
         # episode's, or another entry's result), often under several entries.
         weight = 64
         if isinstance(result, (str, bytes)) and result is not text:
-            weight += len(result)
+            weight += sys.getsizeof(result)
         elif isinstance(result, (list, tuple)):
-            weight += sum(len(x) for x in result if isinstance(x, str))
+            weight += sum(sys.getsizeof(x) for x in result if isinstance(x, str))
         return _memo.put(key, result, weight)
 
     return memoised

@@ -1,0 +1,83 @@
+"""The decoders' patterns spelt to start with a literal (issue 13: `re` then scans a large text for
+that character instead of trying every alternative at every position) match what their former
+spellings matched, at the same places, to the same decoded text. The former spellings are kept
+here as the oracle."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import decoding, markup
+
+# ---- the former spellings ----------------------------------------------------------------------
+
+_OLD_JSON = re.compile(
+    r"((?:\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}){2,})"
+    r"|((?:\\x[0-9a-fA-F]{2}){2,})"
+    r"|\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|\\u\{([0-9a-fA-F]{1,6})\}"
+    r"|\\u([0-9a-fA-F]{4})"
+    r"|\\x([0-9a-fA-F]{2})"
+    r"|\\([\"\\/bfnrt'])"
+)
+_OLD_PERCENT_SPLIT = re.compile(r"((?:%[0-9A-Fa-f]{2})+)")
+_OLD_OTHER = re.compile(r"\\U([0-9a-fA-F]{8})|\\([0-3][0-7]{2})|%u([0-9a-fA-F]{4})|((?:=[0-9A-F]{2}){2,})")
+_OLD_CSS = re.compile(r"(?:\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?){2,}")
+_W = markup._W
+_OLD_MARKUP = re.compile(f"(?<={_W}){markup._MARK}(?={_W})|(?<={_W}-){markup._WRAP}(?={_W})")
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(text)]
+
+
+# ---- texts made of the pieces each pattern tells apart ------------------------------------------
+
+_ESCAPES = ["\\", "\\u", "\\x", "\\U", "u", "x", "U", "{", "}", "d8", "D8", "dc", "DE", "db", "00", "41", "4", "a",
+            "F", "0", "7", "\\u0041", "\\x41", "\\ud83d", "\\ude00", "\\uD83D\\uDE00", "\\ud800", "\\u{1F600}",
+            "\\u{110000}", "\\n", '\\"', "\\'", "\\/", "\\\\", "\\154", "\\400", "\\0001F600", "%", "%4", "%41",
+            "%e9", "%C3%A9", "%u006c", "%u", "=", "=4", "=41", "=C3=A9", "=3D", "=a1", "==", " ", "\t", "\n", "é",
+            "\ud800", "😀"]
+_MARKUP = ["a", "b", "-", "_", "__", "**", "*", "`", "~~", "~", "<b>", "</b>", "<br/>", "<a href=x>", "<!-- x -->",
+           "<!--", "-->", '"', "'", " + ", "+", " ", "\t", "\n", "\r\n", "  ", "0", "é", "<"]
+_ESCAPE_TEXT = st.lists(st.sampled_from(_ESCAPES), max_size=25).map("".join)
+_MARKUP_TEXT = st.lists(st.sampled_from(_MARKUP), max_size=25).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_ESCAPE_TEXT)
+def test_escape_patterns_match_where_their_former_spellings_did(text: str) -> None:
+    json_re = decoding._RE.JSON_ESCAPE_RE
+    assert _spans(json_re, text) == _spans(_OLD_JSON, text)
+    old_json = _OLD_JSON.sub(
+        lambda m: decoding._json_escape(json_re.fullmatch(m.group())), text)  # type: ignore[arg-type]
+    assert decoding.json_unescape(text) == old_json
+    assert decoding._RE.PERCENT_SPLIT.split(text) == _OLD_PERCENT_SPLIT.split(text)
+    assert _spans(decoding._RE.OTHER_ESCAPE_RE, text) == _spans(_OLD_OTHER, text)
+    assert [m.group(4) is None for m in decoding._RE.OTHER_ESCAPE_RE.finditer(text)] == [
+        m.group(4) is None for m in _OLD_OTHER.finditer(text)]
+    assert _spans(decoding._RE.CSS_ESCAPES, text) == _spans(_OLD_CSS, text)
+    # RE2's reading of the same patterns (the presence tests before `re` substitutes)
+    for spec, old in ((decoding._OTHER_ESCAPE_RE_SPEC, _OLD_OTHER), (decoding._CSS_ESCAPES_SPEC, _OLD_CSS)):
+        try:
+            found = decoding._re2(spec[0]).search(text)
+        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8, and the callers fall back
+            continue
+        assert (found is not None) == (old.search(text) is not None)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_MARKUP_TEXT)
+def test_the_markup_pattern_matches_where_its_former_spelling_did(text: str) -> None:
+    assert _spans(markup._MARKUP_RE, text) == _spans(_OLD_MARKUP, text)
+
+
+def test_each_kind_of_escape_still_decodes() -> None:
+    assert decoding.json_unescape("\\u006c\\u0063-\\x35\\x66 \\ud83d\\ude00 \\u{1F600} \\n") == "lc-5f 😀 😀 \n"
+    assert decoding.percent_decode("lc%2D%35f %C3%A9") == "lc-5f é"
+    assert decoding.other_escapes("\\154\\143 =6C=63 %u006c \\U0001F600") == "lc lc l 😀"
+    assert decoding.css_unescape("\\6c \\63 \\2d") == "lc-"
+    assert markup.unwrap_markup("lc-5f**0e9a**3b and lc-\n    5f") == "lc-5f0e9a3b and lc-5f"
