@@ -35,8 +35,6 @@ a span (joined.py tells plain texts apart with it).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 from typing import Any
@@ -147,16 +145,28 @@ def _reads_as_text(span: str) -> bool:
             and _ALNUM.search(span) is not None)
 
 
-def _base32(run: str) -> str | None:
+def _base32(run: str) -> str:
     """What a base32 run decodes to from its start (a last block that cannot be whole is left out)."""
     data = run.rstrip("=")
     tail = len(data) % 8
     # a last block of 2, 4, 5 or 7 characters is whole bytes once padded; of 1, 3 or 6, it is not
-    data = data + "=" * (8 - tail) if tail in (2, 4, 5, 7) else data[:len(data) - tail]
-    try:
-        return base64.b32decode(data).decode("utf-8", "replace")
-    except (binascii.Error, ValueError):
-        return None
+    data = data if tail in (2, 4, 5, 7) else data[:len(data) - tail]
+    return _b32decode(data).decode("utf-8", "replace")
+
+
+# the base32 alphabet as the digits of `int(..., 32)`
+_BASE32_DIGITS = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", b"0123456789abcdefghijklmnopqrstuv")
+
+
+def _b32decode(data: str) -> bytes:
+    """`base64.b32decode` of base32 characters (`[A-Z2-7]`, unpadded: a last block of 2, 4, 5 or 7
+    characters gives its whole bytes, as padded), read as one base-32 number in C: the stdlib's
+    decoder loops in Python over every 8 characters (100 ms a MB, 3 ms here)."""
+    size = len(data) * 5 // 8
+    if not size:
+        return b""
+    value = int(data.encode("ascii").translate(_BASE32_DIGITS), 32)
+    return (value >> (len(data) * 5 - size * 8)).to_bytes(size, "big")
 
 
 def _binary(run: str) -> str:

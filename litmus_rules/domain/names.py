@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.errors import EvaluationError
 from litmus_rules.domain.formcache import answer, text_forms
-from litmus_rules.domain.lazyre import Patterns
+from litmus_rules.domain.lazyre import Patterns, word_bounded
 from litmus_rules.domain.matching import MATCHED_MAX, Witness, leaks
 from litmus_rules.domain.normalize import KEYS, Form, Undecodable, blank, distinct_forms, encoded_forms
 
@@ -109,12 +109,6 @@ def _plan(name: str, views: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str
     return tuple(plan)
 
 
-@functools.lru_cache(maxsize=1024)
-def _bounded(needle: str) -> re.Pattern[str]:
-    # \w in a str pattern is Unicode: str.isalnum() or "_", as is_identifier_char
-    return re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")
-
-
 def _find(name: str, derived: Iterable[Form | Undecodable]) -> Witness | None:
     unsettled: list[Undecodable] = []
     for form in derived:
@@ -125,7 +119,7 @@ def _find(name: str, derived: Iterable[Form | Undecodable]) -> Witness | None:
         for witness, label, needle in _plan(name, form.views):
             if needle not in haystack:  # the common case: one fast substring test
                 continue
-            at = (_bounded(needle).search(haystack) if not label
+            at = (word_bounded(needle).search(haystack) if not label
                   else _encoded_at_boundary(haystack, needle, label, name))
             if at is not None:
                 i = at.start() if isinstance(at, re.Match) else at

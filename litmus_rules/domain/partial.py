@@ -20,12 +20,11 @@ candidate overlap, never at import: a clean episode whose texts share no long to
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 from collections.abc import Set
 from typing import Any
 
-from litmus_rules.domain.lazyre import Patterns
+from litmus_rules.domain.lazyre import Patterns, word_bounded
 from litmus_rules.domain.textmemo import re2_module, re2_options, utf8
 
 # A word is common when its Zipf frequency exceeds this (3.0: more than once per million words;
@@ -254,7 +253,7 @@ def _extensions(lit: str, j: int, n: int) -> list[tuple[str, bool]]:
 
 def _whole(cand: str, text: str) -> int:
     """The offset of `cand` in `text` where it starts and ends at word boundaries, or -1."""
-    m = re.search(r"(?<!\w)" + re.escape(cand) + r"(?!\w)", text)
+    m = word_bounded(cand).search(text)
     return m.start() if m is not None else -1
 
 
