@@ -33,7 +33,7 @@ def test_a_hyphen_line_wrap_keeps_the_hyphen() -> None:
 @pytest.mark.parametrize("text", [
     "**bold** text and `code` here", "~~gone~~ now", "<b>bold</b> and <i>more</i>", "- item\n- item",
     "snake_case_name", "x < y and y > z", "2 * 3 ** 4", "end of line\nnext line", "a -\nb", "",
-    "it's 'a' and don't", '{"a": "b", "c": "d"}', '["x", "y"]', "'a' + 1",
+    "it's 'a' and don't", '{"a": "b", "c": "d"}', '["x", "y"]', "'a' + 1", "a___b", "name_____here", "2___",
 ])
 def test_markup_between_words_changes_nothing(text: str) -> None:
     assert unwrap_markup(text) == text

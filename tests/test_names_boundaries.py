@@ -10,11 +10,12 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules import load_rules
 from litmus_rules.domain.decoding import LimitUnknown
+from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.matching import leaks
 from litmus_rules.domain.names import mentioned, mentions
 from _helpers import base_episode
@@ -153,6 +154,9 @@ def test_mentions_agrees_with_the_reference_on_plain_ascii(name: str, parts: lis
             pieces.append(name)
             pieces.append(glue[(i + 1) % len(glue)] if glue else "")
     text = "".join(pieces)
+    # "__" between two word characters is a Markdown marker the "markup removed" form drops
+    # ("g__h" reads "gh"): such a text differs from its raw form, outside this test's premise
+    assume(unwrap_markup(text) == text)
     assert (mentions(name, text) is not None) == reference(name, text), (name, text)
 
 

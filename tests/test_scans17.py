@@ -30,7 +30,7 @@ _OLD_PERCENT_SPLIT = re.compile(r"((?:%[0-9A-Fa-f]{2})+)")
 _OLD_OTHER = re.compile(r"\\U([0-9a-fA-F]{8})|\\([0-3][0-7]{2})|%u([0-9a-fA-F]{4})|((?:=[0-9A-F]{2}){2,})")
 _OLD_CSS = re.compile(r"(?:\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?){2,}")
 _W = markup._W
-_OLD_MARKUP = re.compile(f"(?<={_W}){markup._MARK}(?={_W})|(?<={_W}-){markup._WRAP}(?={_W})")
+_OLD_MARKUP = re.compile(f"(?<={_W}){markup._MARK_EXACT}(?={_W})|(?<={_W}-){markup._WRAP}(?={_W})")
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
