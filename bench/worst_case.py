@@ -24,7 +24,8 @@ one by one, every form of each derived on its own); 1 MB of short runs of every 
 and other-language escape (`grouped_runs`: each run decoded on its own); 1 MB of words split by
 markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words); 1 MB of base64
 of gzip streams that each inflate a thousand-fold (`gzip_runs`); 1 MB of random printable ASCII
-(`printable_text`: every decoder and the URL pattern find something in it, ~45 forms of 1 MB). Printed per row, each the
+(`printable_text`: every decoder and the URL pattern find something in it, ~45 forms of 1 MB), and
+the same as 1,000 tool descriptions of 1 KB (each text's ~45 forms derived on its own). Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -246,6 +247,11 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     rows.append(("1 MB of markup inside words", _described(22, markup_runs(rng))))
     rows.append(("1 MB of gzip under base64 (bombs)", _described(23, gzip_runs(rng))))
     rows.append(("1 MB of random printable ASCII", _described(24, printable_text(random.Random(24)))))
+    ep = _base(25)
+    printable_rng = random.Random(25)
+    ep["context"]["tools"] = [{"name": f"tool_{i}", "description": printable_text(printable_rng, 1000)}
+                              for i in range(1000)]
+    rows.append(("1,000 tools of 1 KB random printable", ep))
     return rows
 
 

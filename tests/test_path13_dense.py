@@ -179,12 +179,13 @@ _BLOCK_TEXT = st.lists(st.one_of(st.sampled_from(["usr/lib/etc", "Information", 
 
 
 @settings(max_examples=200, deadline=None)
-@given(_BLOCK_TEXT, st.sampled_from([0, 1, 2, encoded.HINTED_BLOCKS_MAX]))
-def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) -> None:
+@given(_BLOCK_TEXT, st.sampled_from([0, 1, 2, encoded.HINTED_BLOCKS_MAX]), st.sampled_from([0, 1 << 20]))
+def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int, short: int) -> None:
     from litmus_rules.domain import textmemo
 
-    saved = encoded.HINTED_BLOCKS_MAX
+    saved = encoded.HINTED_BLOCKS_MAX, encoded.HINTED_TEXT_MIN
     encoded.HINTED_BLOCKS_MAX = blocks_max  # 0: every text through the whole-text scan
+    encoded.HINTED_TEXT_MIN = short  # 0: every text read by blocks; 1 MB: every text read whole
     try:
         textmemo.clear_memo()
         runs = encoded._B64_RUN.findall(text)
@@ -192,7 +193,7 @@ def test_candidate_runs_give_the_spans_of_every_run(text: str, blocks_max: int) 
         assert encoded._base64_runs(candidates) == encoded._base64_runs(runs)
         assert encoded._hex_runs(candidates) == encoded._hex_runs(runs)
     finally:
-        encoded.HINTED_BLOCKS_MAX = saved
+        encoded.HINTED_BLOCKS_MAX, encoded.HINTED_TEXT_MIN = saved
 
 
 # --- long runs (no token boundary in a whole text) --------------------------------------------

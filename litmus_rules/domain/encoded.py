@@ -372,6 +372,10 @@ def may_hold_encoded_runs(text: str | bytes) -> bool:
 # Up to this many matches of the hint, the runs are read only in the blocks that hold one; past
 # it (a text of base64), by one `re` scan of the whole text.
 HINTED_BLOCKS_MAX = 64
+# A text shorter than this is read whole once the hint matches at all (one RE2 search): the
+# blocks' reading costs a call through RE2's Python wrapper a match (up to 65 of them, ~5 us each),
+# more than all the runs of a short text (a 1 KB text of random characters: 400 to 60 us).
+HINTED_TEXT_MIN = 1 << 12
 # A block (`_BLOCK`): a stretch of base64-alphabet characters and line breaks. A run lies in one block, and
 # `_B64_RUN.findall` finds in a block alone the runs it finds there in the whole text (it looks
 # at nothing before a match, and a block ends where no run goes on).
@@ -383,7 +387,9 @@ def candidate_runs(text: str) -> list[str]:
     that may give a span (`_runs_that_may_decode`) of the blocks where `encoded_run_hint` matches
     (a run that gives a span holds the end of a match, see above), or [] when it matches nowhere
     (same spans either way). A text of paths or prose has few matches, if any: its runs (30k in
-    1 MB of paths) are not all read."""
+    1 MB of paths) are not all read. A short text's are all read if the hint matches at all."""
+    if len(text) < HINTED_TEXT_MIN:
+        return _runs_that_may_decode(_all_runs(text)) if may_hold_encoded_runs(text) else []
     try:
         # a large text's are found in its kept UTF-8 (the str would be encoded on each search); its
         # offsets are those of the text when it is ASCII, else the text is searched for them
