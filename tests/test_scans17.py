@@ -2,8 +2,9 @@
 and a name's word-bounded search, are spelt to start with a literal (`re` then scans a large text
 for that character instead of trying every alternative, or a look-behind, at every position): they
 match where their former spellings matched, to the same decoded text. Base32 runs are decoded as
-one number in C: the bytes the stdlib's decoder gives. The former spellings and the stdlib are the
-oracles."""
+one number in C: the bytes the stdlib's decoder gives. What NFKC's growers add is counted from
+one scan when they are few: what counting each grower gives. The former spellings, the stdlib and
+the per-grower count are the oracles."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import decoding, grouped, lazyre, markup
+from litmus_rules.domain import decoding, grouped, lazyre, markup, transforms
 
 # ---- the former spellings ----------------------------------------------------------------------
 
@@ -104,3 +105,19 @@ def test_base32_runs_decode_as_the_stdlib_decodes_them(core: str) -> None:
     data = core + "=" * (8 - tail) if tail in (2, 4, 5, 7) else core[: len(core) - tail]
     assert grouped._b32decode(data.rstrip("=")) == base64.b32decode(data)
     assert grouped._base32(core + "===") == base64.b32decode(data).decode("utf-8", "replace")
+
+
+_GROWERS = sorted(transforms._growers()[0])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_GROWERS), st.sampled_from(["a", "é", "中", "\ufb01", "😀", " "])),
+                max_size=40).map("".join), st.sampled_from([0, 1, 3, transforms.GROWERS_FOUND_MAX]))
+def test_what_the_growers_add_is_counted_either_way(text: str, found_max: int) -> None:
+    growers = transforms._growers()[0]
+    saved = transforms.GROWERS_FOUND_MAX
+    transforms.GROWERS_FOUND_MAX = found_max  # 0: every text with a grower counted grower by grower
+    try:
+        assert transforms._growers_add(text) == sum(text.count(c) * added for c, added in growers.items())
+    finally:
+        transforms.GROWERS_FOUND_MAX = saved

@@ -489,7 +489,9 @@ _DENSE_RUN_SPEC = _spec(rf"([^{_PATH_CHARS}])([{_SEG_OR_COLON}]*+[\\/][{_PATH_CH
 _DENSE_URL_RUN_SPEC = _spec(
     rf"([^{_PATH_CHARS}])((?<=[\t\n\f\r \"'<>`])(?=(?:[^\t\n\f\r \"'<>`:]++|:(?!//))*+://)[^\t\n\f\r \"'<>`]++"
     rf"|[{_SEG_OR_COLON}]*+[\\/][{_PATH_CHARS}]*+)")
-_URL_DELIMITER_SPEC = _spec(r"[\t\n\f\r \"'<>`]")
+# The characters a URL run of `_DENSE_URL_RUN` lies between (`_dense_parts`), none a path character.
+_URL_DELIMITERS = "\t\n\f\r \"'<>`"
+_URL_DELIMITER_SPEC = _spec(f"[{_URL_DELIMITERS}]")
 
 # One line (a run of an ASCII text, its boundaries made newlines) sorted by what `findall` gives:
 # - the run, when it is one path token from its first character to its last, so that its
@@ -557,13 +559,11 @@ def _canonical_dense(text: str) -> str:
         _put(out, missed, list(map(found.__getitem__, missed_runs)))
     if out == runs:
         return text
-    parts[2::3] = out
+    parts[2::3] = out  # type: ignore[assignment]  # (no None left: every miss was put)
     return "".join(parts)[1:]
 
 
-# The characters a URL run of `_DENSE_URL_RUN` lies between, and how many such runs a text may
-# hold for `_dense_parts` to split it around them.
-_URL_DELIMITERS = "\t\n\f\r \"'<>`"
+# How many URL runs a text may hold for `_dense_parts` to split it around them.
 DENSE_URL_STRETCHES_MAX = 64
 
 
@@ -578,7 +578,7 @@ def _dense_parts(text: str) -> list[str]:
     at = text.find("://")
     if at < 0:
         return _RE.DENSE_RUN.split(text)
-    stretches = []
+    stretches: list[tuple[int, int]] = []
     done = 0
     while at >= 0:
         if len(stretches) == DENSE_URL_STRETCHES_MAX:
