@@ -12,9 +12,7 @@ from litmus_rules.domain.normalize import forms
 
 @pytest.fixture
 def small_cache(monkeypatch: pytest.MonkeyPatch) -> formcache._FormsCache:
-    cache = formcache._FormsCache()
-    monkeypatch.setattr(cache, "MAX_ENTRIES", 50)
-    monkeypatch.setattr(cache, "EVICTED_MAX", 200)
+    cache = formcache._FormsCache(max_entries=50)  # (it remembers the last 4 x 50 texts evicted)
     derived: list[str] = []
 
     def derive(text: str) -> formcache.Forms:

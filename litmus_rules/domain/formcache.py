@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.normalize import Form, Undecodable, derivations, forms_budget, forms_within
 
@@ -54,22 +55,20 @@ Forms = tuple[Form | Undecodable, ...] | StreamedForms
 
 class _FormsCache:
     """LRU of text -> forms, bounded by entries and by total characters held, resistant to scans
-    larger than itself (`get`). A cache: an evicted entry is derived again when asked for, so its
+    larger than itself (`cache.BoundedCache`'s `scan_resistant`). A cache: an evicted entry is derived again when asked for, so its
     bounds cost time, never completeness."""
 
     MAX_ENTRIES = 8192  # tool manifests repeat across a benchmark's episodes
     MAX_CHARS = 8 << 20  # characters of derived forms: enough for a manifest shared by a batch
-    EVICTED_MAX = 4 * MAX_ENTRIES  # a turn over this many more texts than fit is not told from new ones
     MAX_TEXT = 4 << 20  # larger texts, and texts with larger forms than MAX_CHARS / 2, are not kept
     # with the others (they would evict everything)...
 
-    def __init__(self) -> None:
-        self._data: collections.OrderedDict[str, tuple[Forms, int]] = collections.OrderedDict()
-        self._chars = 0
-        # hashes of the texts evicted last (at most EVICTED_MAX): a hash that collides only
-        # chooses another entry to evict
-        self._evicted: collections.OrderedDict[int, bool] = collections.OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        # A text asked for again after its eviction: the texts asked for in turn (a rule's loop
+        # over 10,000 schema descriptions, once per signal) do not all fit, and LRU would evict each
+        # one just before it is asked for again; scan-resistant, room is made at the other end
+        # (cache.BoundedCache), and the older entries are hits on the next turn.
+        self._kept: BoundedCache[Forms] = BoundedCache(max_entries, self.MAX_CHARS, scan_resistant=True)
         # ... but the last one is kept on its own: an episode asks for its forms once per rule
         self._large: tuple[str, Forms] | None = None
 
@@ -88,11 +87,9 @@ class _FormsCache:
             result = self._derive(text)
             self._large = (text, result)
             return result
-        with self._lock:
-            hit = self._data.get(text)
-            if hit is not None:
-                self._data.move_to_end(text)
-                return hit[0]
+        hit = self._kept.get(text, _NONE)
+        if hit is not _NONE:
+            return hit
         result = self._derive(text)
         size = len(text) if isinstance(result, StreamedForms) else sum(
             len(f.text) for f in result if isinstance(f, Form))
@@ -100,22 +97,7 @@ class _FormsCache:
             # kept with the others it would evict them all, itself included
             self._large = (text, result)
             return result
-        with self._lock:
-            if text not in self._data:
-                # A text asked for again after its eviction: the texts asked for in turn (a rule's
-                # loop over 10,000 schema descriptions, once per signal) do not all fit, and LRU
-                # would evict each one just before it is asked for again. Room is made at the
-                # other end: the older entries stay, and are hits on the next turn.
-                again = self._evicted.pop(hash(text), False)
-                while self._data and (len(self._data) >= self.MAX_ENTRIES or self._chars + size > self.MAX_CHARS):
-                    key, (_, dropped) = self._data.popitem(last=again)
-                    self._chars -= dropped
-                    self._evicted[hash(key)] = True
-                    if len(self._evicted) > self.EVICTED_MAX:
-                        self._evicted.popitem(last=False)
-                self._data[text] = (result, size)
-                self._chars += size
-        return result
+        return self._kept.put(text, result, size)
 
 
 _forms_cache = _FormsCache()
