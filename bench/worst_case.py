@@ -25,7 +25,10 @@ and other-language escape (`grouped_runs`: each run decoded on its own); 1 MB of
 markup (`markup_runs`: tags, Markdown markers and hyphen line wraps inside words); 1 MB of base64
 of gzip streams that each inflate a thousand-fold (`gzip_runs`); 1 MB of random printable ASCII
 (`printable_text`: every decoder and the URL pattern find something in it, ~45 forms of 1 MB), and
-the same as 1,000 tool descriptions of 1 KB (each text's ~45 forms derived on its own). Printed per row, each the
+the same as 1,000 tool descriptions of 1 KB (each text's ~45 forms derived on its own); a letter
+followed by 500,000 combining marks of two classes alternating (1 MB of UTF-8: `unicodedata`
+puts such a run in canonical order in quadratic time, `domain/canonical_order.py` in linear).
+Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
 
@@ -252,6 +255,7 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep["context"]["tools"] = [{"name": f"tool_{i}", "description": printable_text(printable_rng, 1000)}
                               for i in range(1000)]
     rows.append(("1,000 tools of 1 KB random printable", ep))
+    rows.append(("1 MB of combining marks out of order", _described(27, "a" + "\u0301\u0316" * (SIZE // 4))))
     return rows
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from litmus_rules import usercache
+from litmus_rules.domain.canonical_order import normalize
 from litmus_rules.domain.decoding import LimitUnknown, size_text
 from litmus_rules.domain.formatchars import (
     _FORMAT_PATTERN,
@@ -142,7 +143,7 @@ def nfkc(text: str) -> str:
         return text
     if len(text) * (_MAX_GROWTH - 1) > NFKC_MAX_ADDED:  # (a shorter text cannot pass the limit)
         _check_growth(text)
-    return unicodedata.normalize("NFKC", text)
+    return normalize("NFKC", text)  # (linear, whatever the runs of combining marks: canonical_order.py)
 
 
 # NFKC makes a text up to 18 times longer (U+FDFA, an Arabic ligature, becomes 18 characters), and
@@ -494,17 +495,17 @@ def skeleton(text: str) -> str:
     Case-preserving: "І" (Cyrillic) and "I" both become "l", "а" becomes "a". Idempotent.
     """
     ascii_map, wide = _skeleton_parts()
-    text = unicodedata.normalize("NFD", text)
+    text = normalize("NFD", text)  # (linear, whatever the runs of combining marks: canonical_order.py)
     if text.isascii():
         return text.encode("ascii").translate(ascii_map).decode("ascii")
     if len(text) > DENSITY_SAMPLE and _dense(text[:DENSITY_SAMPLE]):
         # a large text dense in non-ASCII (judged by its start: either way maps alike), without
         # encoding all of it first
-        return unicodedata.normalize("NFD", text.translate(_skeleton_list()))
+        return normalize("NFD", text.translate(_skeleton_list()))
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates
-        return unicodedata.normalize("NFD", text.translate(_skeleton_table()))
+        return normalize("NFD", text.translate(_skeleton_table()))
     if _dense(text, data):
         # (after NFD: a character the list leaves out has no mapping, or is not in NFD text)
         mapped = text.translate(_skeleton_list() if len(text) >= LIST_MIN else _skeleton_table())
@@ -519,7 +520,7 @@ def skeleton(text: str) -> str:
             mapped_runs = [run.translate(wide) for run in runs]
         pieces[1::2] = mapped_runs
         mapped = "".join(pieces)
-    return unicodedata.normalize("NFD", mapped)
+    return normalize("NFD", mapped)
 
 
 @memo_large
