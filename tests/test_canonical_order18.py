@@ -55,6 +55,18 @@ def test_a_long_stretch_is_given_to_unicodedata_in_order() -> None:
         assert ordered == unicodedata.normalize(decomposition, text)[:-2] + "\u0316\u0301"
 
 
+def test_a_text_in_order_already_is_left_to_unicodedata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long run that is decomposed and in order already (one mark repeated, or a form that
+    unicodedata has ordered) is not decomposed again: unicodedata reads it in linear time."""
+    def refuse(text: str, decomposition: str) -> str:
+        raise AssertionError("decomposed again")
+
+    monkeypatch.setattr(canonical_order, "_decomposed_in_order", refuse)
+    for text in ("a" + "\u0301" * 500, "a" + "\u0316" * 200 + "\u0301" * 300, "\u3099" * 100):
+        for form in ("NFC", "NFD", "NFKC", "NFKD"):
+            assert canonical_order.normalize(form, text) == unicodedata.normalize(form, text)
+
+
 def test_the_transforms_normalise_through_it() -> None:
     text = "see a" + "\u0301\u0316" * 100 + " done"
     assert transforms.nfkc(text) == unicodedata.normalize("NFKC", text)

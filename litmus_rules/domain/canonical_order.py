@@ -45,9 +45,11 @@ def normalize(form: Form, text: str) -> str:
         data = utf8(text)
     except UnicodeEncodeError:  # lone surrogates: encoded as they are, and no run holds one
         data = text.encode("utf-8", "surrogatepass")
-    if _mark_run().search(data) is None:
-        return unicodedata.normalize(form, text)
-    return unicodedata.normalize(form, _decomposed_in_order(text, _DECOMPOSITION[form]))
+    decomposition = _DECOMPOSITION[form]
+    # (the quick check of a decomposition form is linear: no "maybe" answer to settle by normalising)
+    if _mark_run().search(data) is None or unicodedata.is_normalized(decomposition, text):
+        return unicodedata.normalize(form, text)  # (decomposed and in order already: linear too)
+    return unicodedata.normalize(form, _decomposed_in_order(text, decomposition))
 
 
 @functools.cache
