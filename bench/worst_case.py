@@ -27,7 +27,9 @@ of gzip streams that each inflate a thousand-fold (`gzip_runs`); 1 MB of random 
 (`printable_text`: every decoder and the URL pattern find something in it, ~45 forms of 1 MB), and
 the same as 1,000 tool descriptions of 1 KB (each text's ~45 forms derived on its own); a letter
 followed by 500,000 combining marks of two classes alternating (1 MB of UTF-8: `unicodedata`
-puts such a run in canonical order in quadratic time, `domain/canonical_order.py` in linear).
+puts such a run in canonical order in quadratic time, `domain/canonical_order.py` in linear); 1 MB
+drawn at random from a backslash, "=", '"', "é", "ﬁ" and "ǅ" (`mixture_text`: ~30 forms of 1 MB
+of dense non-ASCII paths, each through NFKC, the skeleton and path canonicalisation; not met).
 Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
@@ -256,6 +258,7 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
                               for i in range(1000)]
     rows.append(("1,000 tools of 1 KB random printable", ep))
     rows.append(("1 MB of combining marks out of order", _described(27, "a" + "\u0301\u0316" * (SIZE // 4))))
+    rows.append(("1 MB random mix of \\ = \" é ﬁ ǅ", _described(28, mixture_text(random.Random(28)))))
     return rows
 
 
@@ -264,6 +267,15 @@ def printable_text(rng: random.Random, size: int = SIZE) -> str:
     (about 10,000 each of backslashes, ampersands and percent signs), each decoded form is
     another 1 MB text through the whole chain, and a "://" makes the path splits look for URLs."""
     return "".join(rng.choice(string.printable) for _ in range(size))
+
+
+def mixture_text(rng: random.Random, size: int = SIZE) -> str:
+    """Characters drawn at random from six that each start a decoding or change under a normal
+    form: a backslash (JSON escapes, a text dense with Windows paths), "=" and '"', "é", "ﬁ" and
+    "ǅ" (NFKC and case folding change them). About 30 forms of 1 MB, each derived by NFKC, the
+    confusable skeleton or the canonicalisation of dense non-ASCII paths (session 18: one of the
+    random mixtures of escape starts, marks and ligatures that take over 1 s)."""
+    return "".join(rng.choice('=\u00e9\ufb01\\\u01c5"') for _ in range(size))
 
 
 def random_code_points(rng: random.Random, count: int = SIZE // 2) -> str:
