@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.domain import decoding, grouped, lazyre, markup, transforms
+from litmus_rules.domain.textmemo import re2_compiled
 
 # ---- the former spellings ----------------------------------------------------------------------
 
@@ -67,7 +68,7 @@ def test_escape_patterns_match_where_their_former_spellings_did(text: str) -> No
     # RE2's reading of the same patterns (the presence tests before `re` substitutes)
     for spec, old in ((decoding._OTHER_ESCAPE_RE_SPEC, _OLD_OTHER), (decoding._CSS_ESCAPES_SPEC, _OLD_CSS)):
         try:
-            found = decoding._re2(spec[0]).search(text)
+            found = re2_compiled(spec[0]).search(text)
         except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8, and the callers fall back
             continue
         assert (found is not None) == (old.search(text) is not None)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import Any, Literal
+from typing import Literal
 
-from litmus_rules.domain.textmemo import re2_module, re2_options, utf8
+from litmus_rules.domain.textmemo import re2_compiled, utf8
 
 # Runs shorter than this are left to unicodedata: its insertion sort then moves a mark a few dozen
 # places at most (28-35 ms for 500,000 characters of runs of 31 marks out of order).
@@ -33,6 +33,12 @@ _PIECE = 32  # characters of a text decomposed by one call (short: its own order
 
 Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
 _DECOMPOSITION: dict[Form, Form] = {"NFKC": "NFKD", "NFKD": "NFKD", "NFC": "NFD", "NFD": "NFD"}
+# RUN_MIN characters in a row that may decompose to non-starters only (RE2, on UTF-8): the marks,
+# and U+FF9E and U+FF9F (NFKC makes U+3099 and U+309A of them). A superset of those unicodedata
+# knows (tests/test_canonical_order18.py, over every code point): a character too many only costs
+# a text put in order here. A fixed count: RE2 finds the span of `{32,}` by a slow path, 2 ms a
+# match in a text of such runs.
+_MARK_RUN = r"[\p{M}\x{FF9E}\x{FF9F}]{%d}" % RUN_MIN
 # RUN_MIN or more non-starters in a row, in a text's combining classes (one byte a character)
 _LONG_STRETCH = re.compile(rb"[^\x00]{%d,}" % RUN_MIN)
 
@@ -47,19 +53,9 @@ def normalize(form: Form, text: str) -> str:
         data = text.encode("utf-8", "surrogatepass")
     decomposition = _DECOMPOSITION[form]
     # (the quick check of a decomposition form is linear: no "maybe" answer to settle by normalising)
-    if _mark_run().search(data) is None or unicodedata.is_normalized(decomposition, text):
+    if re2_compiled(_MARK_RUN).search(data) is None or unicodedata.is_normalized(decomposition, text):
         return unicodedata.normalize(form, text)  # (decomposed and in order already: linear too)
     return unicodedata.normalize(form, _decomposed_in_order(text, decomposition))
-
-
-@functools.cache
-def _mark_run() -> Any:
-    """RUN_MIN characters in a row that may decompose to non-starters only (RE2, on UTF-8): the
-    marks, and U+FF9E and U+FF9F (NFKC makes U+3099 and U+309A of them). A superset of those
-    unicodedata knows (tests/test_canonical_order18.py, over every code point): a character too
-    many only costs a text put in order here. (A fixed count: RE2 finds the span of `{32,}` by
-    a slow path, 2 ms a match in a text of such runs.)"""
-    return re2_module().compile(r"[\p{M}\x{FF9E}\x{FF9F}]{%d}" % RUN_MIN, re2_options())
 
 
 def _decomposed_in_order(text: str, decomposition: Form) -> str:

@@ -57,7 +57,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_compiled, utf8
 from litmus_rules.errors import EvaluationError
 
 
@@ -277,7 +277,7 @@ def other_escapes(text: str) -> str:
     """Decode `_OTHER_ESCAPE_RE`'s escapes (one pass; malformed ones and surrogates are left)."""
     if "\\" not in text and "%u" not in text and "=" not in text:
         return text
-    return _sub_where_found(text, _re2(_OTHER_ESCAPE_RE_SPEC[0]), _RE.OTHER_ESCAPE_RE, _other_escape)
+    return _sub_where_found(text, re2_compiled(_OTHER_ESCAPE_RE_SPEC[0]), _RE.OTHER_ESCAPE_RE, _other_escape)
 
 
 def _sub_where_found(text: str, found: Any, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> str:
@@ -315,7 +315,7 @@ def css_unescape(text: str) -> str:
     """CSS escapes decoded where two or more stand in a row (one pass; see _CSS_ESCAPES)."""
     if "\\" not in text:
         return text
-    return _sub_where_found(text, _re2(_CSS_ESCAPES_SPEC[0]), _RE.CSS_ESCAPES, _css_run)
+    return _sub_where_found(text, re2_compiled(_CSS_ESCAPES_SPEC[0]), _RE.CSS_ESCAPES, _css_run)
 
 
 def _may_hold_other_escapes(text: str) -> bool:
@@ -324,15 +324,9 @@ def _may_hold_other_escapes(text: str) -> bool:
     if "\\" not in text and "%u" not in text and "=" not in text:
         return False
     try:
-        return _re2(_OTHER_ESCAPE_RE_SPEC[0]).search(utf8(text) if len(text) >= MEMO_MIN else text) is not None
+        return re2_compiled(_OTHER_ESCAPE_RE_SPEC[0]).search(utf8(text) if len(text) >= MEMO_MIN else text) is not None
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
         return other_escapes(text) != text
-
-
-@functools.cache
-def _re2(pattern: str) -> Any:
-    """An escape pattern compiled for RE2, on first use (the `re` one is `_RE`'s)."""
-    return re2_module().compile(pattern, re2_options())
 
 
 def _markers(text: str) -> tuple[int, int, int, int]:

@@ -84,6 +84,14 @@ def re2_options(max_mem: int | None = None) -> Any:
 
 
 @functools.cache
+def re2_compiled(pattern: str) -> Any:
+    """A fixed pattern of the domain modules compiled for RE2 (`re2_options()`), once per process,
+    on first use (importing the package compiles nothing). Not for patterns made from input: they
+    would be kept for ever."""
+    return re2_module().compile(pattern, re2_options())
+
+
+@functools.cache
 def re2_module() -> Any:
     import re2
 

@@ -56,7 +56,7 @@ from litmus_rules.domain.formatchars import (
 )
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.paths import canonical_path
-from litmus_rules.domain.textmemo import memo_large, re2_options, utf8
+from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
 # is imported (cold start: `import litmus_rules` reads no Unicode database of theirs).
@@ -119,18 +119,14 @@ def _decode_tag_run(m: re.Match[str]) -> str:
 _TAG_TABLE = {cp: (chr(cp - 0xE0000) if 0xE0020 <= cp <= 0xE007E else None) for cp in range(0xE0000, 0xE0080)}
 
 
-@functools.cache
-def _maybe_tags() -> Any:
-    import re2
-
-    return re2.compile(r"[\x{E0000}-\x{E007F}]", re2_options())
+_MAYBE_TAGS_PATTERN = r"[\x{E0000}-\x{E007F}]"
 
 
 @memo_large
 def decode_tag_chars(text: str) -> str:
     """Map Unicode tag characters (U+E0000-U+E007F) to the ASCII they mirror. Idempotent."""
     # (RE2's scan of the UTF-8: 10x less than the scan of `re`, which finds none in most texts)
-    if text.isascii() or not _re2_search(_maybe_tags(), text):
+    if text.isascii() or not _re2_search(re2_compiled(_MAYBE_TAGS_PATTERN), text):
         return text
     return _RE.TAG.sub(_decode_tag_run, text)
 
@@ -250,7 +246,7 @@ def _nfkc_of_stripped(normal: str) -> str:
        before it (test_transforms_nonascii14, over every code point): a superset is safe.
     """
     stripped = strip_format_chars(normal)
-    if stripped is normal or not _re2_search(_format_then_joiner(), normal):
+    if stripped is normal or not _re2_search(re2_compiled(_FORMAT_THEN_JOINER_PATTERN), normal):
         return stripped
     return nfkc(stripped)
 
@@ -259,13 +255,6 @@ def _nfkc_of_stripped(normal: str) -> str:
 # the segment before it under NFKC: a combining mark (any non-zero combining class is one) or a
 # Hangul vowel / final jamo (composed algorithmically), or one of the composed second characters.
 _FORMAT_THEN_JOINER_PATTERN = _MAYBE_FORMAT_PATTERN + r"[\p{M}\x{1160}-\x{11FF}]"
-
-
-@functools.cache
-def _format_then_joiner() -> Any:
-    import re2
-
-    return re2.compile(_FORMAT_THEN_JOINER_PATTERN, re2_options())
 
 
 @memo_large
