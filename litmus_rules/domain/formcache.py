@@ -2,8 +2,9 @@
 
 `text_forms(text)` gives every form of a text (`normalize.forms`), kept in an LRU while they add
 up to at most `normalize.forms_budget(text)` characters; past it, a `StreamedForms` that derives
-them again, one at a time, on each search (`normalize.derivations`): complete either way, and
-memory holds a few forms at a time. `answer` remembers the last few answers about streamed texts
+them one at a time (`normalize.derivations`) and keeps them compressed for the next search, within
+REPLAY_BYTES for all such texts (past it, derived again on each search): complete either way, and
+memory holds a few uncompressed forms at a time. `answer` remembers the last few answers about streamed texts
 (a rule's trace and message ask its question again). Every bound here is a cache's: an evicted
 entry is computed again, so the bounds cost time, never completeness.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
@@ -24,30 +26,190 @@ W = TypeVar("W")
 
 
 class StreamedForms:
-    """The forms of a text too large to keep them all (`normalize.forms_budget`): each
-    iteration derives them again, one at a time (`normalize.derivations`), so a search holds a
-    few at a time. Complete: the same texts as `forms`, possibly repeated, one view each.
-    The first iteration goes on from where `forms_within` stopped (`started`)."""
+    """The forms of a text too large to keep them all (`normalize.forms_budget`): derived one at
+    a time (`normalize.derivations`), so a search holds a few at a time. Complete: the same texts
+    as `forms`, possibly repeated, one view each. The first iteration goes on from where
+    `forms_within` stopped (`started`).
 
-    __slots__ = ("_lock", "started", "text")
+    Each form derived is also kept, compressed, so that the next search of the text reads it
+    back (4-6 ms a MB) rather than deriving it again (30-200 ms a MB of non-ASCII text: NFKC,
+    skeleton, path canonicalisation): the questions about one text (a collision per signal, a
+    leak) read its forms in turn. The compressed forms of all streamed texts are bounded together
+    (REPLAY_BYTES; the least recently read text's are dropped first); a text whose forms are
+    dropped derives them again on each search: a cache, whose bound costs time, never
+    completeness."""
+
+    __slots__ = ("__weakref__", "_active", "_complete", "_derived", "_dropped", "_kept", "_lock", "_pulled", "text")
 
     def __init__(self, text: str, started: tuple[list[Any], Iterator[Any]] | None = None) -> None:
         self.text = text
-        self.started = started
         self._lock = threading.Lock()
+        # The derivations not read yet, shared by the iterations under way (_pulled read so far).
+        # Dropped when none is: a suspended derivation holds several derived texts.
+        self._derived: Iterator[Any] | None = (
+            itertools.chain(started[0], started[1]) if started is not None else None)
+        self._pulled = 0
+        self._active = 0  # iterations under way
+        # the first derivations, compressed (`_Store`): rebound to [] (never changed in place)
+        # when they are dropped, so that a reader's reference stays whole
+        self._kept: list[tuple[str, str, bytes] | Undecodable] = []
+        self._complete = False  # every derivation is in _kept
+        self._dropped = False  # for good: each iteration derives the forms again
 
     def __iter__(self) -> Iterator[Form | Undecodable]:
         with self._lock:
-            started, self.started = self.started, None
-        items: Iterable[Any] = (itertools.chain(started[0], started[1]) if started is not None
-                                else derivations(self.text))
-        del started
-        for item in items:
-            if item.__class__ is Undecodable:
-                yield item  # type: ignore[misc]
-            else:
-                name, derived, key = item  # type: ignore[misc]
-                yield Form(derived, ((name, key),))
+            self._active += 1
+        _store.touch(self)
+        try:
+            yield from self._iterate()
+        finally:
+            with self._lock:
+                self._active -= 1
+                if not self._active:
+                    self._derived = None
+
+    def _iterate(self) -> Iterator[Form | Undecodable]:
+        position = 0
+        while True:
+            with self._lock:
+                kept = self._kept
+                if position < len(kept) and not self._dropped:
+                    item: Any = kept[position]
+                elif self._complete and not self._dropped:
+                    return
+                else:
+                    derived = self._derived
+                    if derived is None or self._pulled != position:
+                        if not self._dropped and position == len(kept):
+                            # (derivations dropped when an earlier search stopped) derived again,
+                            # those kept skipped
+                            derived = self._derived = itertools.islice(derivations(self.text), position, None)
+                            self._pulled = position
+                        else:
+                            break
+                    item = next(derived, _NONE)
+                    self._pulled += 1
+                    if item is _NONE:
+                        self._derived = None
+                        self._complete = True
+                        return
+                    if not self._dropped and not _store.keep(self, item):
+                        _store.drop(self)
+                    if self._dropped:  # this iteration goes on with the derivations, alone
+                        self._derived = None
+                        yield _form(item)
+                        yield from map(_form, derived)
+                        return
+            position += 1
+            yield _form(item)
+        # (the forms dropped, and those past `position` read by another iteration) derived again
+        yield from map(_form, itertools.islice(derivations(self.text), position, None))
+
+    def _drop(self) -> None:
+        """Forget the kept forms (under the store's lock, or this one's)."""
+        self._dropped = True
+        self._kept = []
+
+
+def _form(item: Any) -> Form | Undecodable:
+    """A derivation (name, text, key), or a kept one (name, key, compressed text), as a Form."""
+    if item.__class__ is Undecodable:
+        return item
+    name, second, third = item
+    if third.__class__ is bytes:
+        return Form(_decompressor().decompress(third).decode("utf-8", "surrogatepass"), ((name, second),))
+    return Form(second, ((name, third),))
+
+
+# Compressed bytes of the forms kept by all streamed texts together (`_Store`): 60 forms of a MB of
+# random non-ASCII text take ~30 MB (zstd at level 1 makes 2.5x less of such text, 4-10x less of
+# real text, at ~200 MB/s).
+REPLAY_BYTES = 32 << 20
+
+
+class _Store:
+    """Which streamed texts keep their forms, and how many bytes each, least recently read first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()  # (a text freed by the garbage collector may re-enter)
+        self._held: collections.OrderedDict[int, list[Any]] = collections.OrderedDict()  # [ref, bytes]
+        self.total = 0
+
+    def touch(self, forms: StreamedForms) -> None:
+        with self._lock:
+            if id(forms) in self._held:
+                self._held.move_to_end(id(forms))
+
+    def keep(self, forms: StreamedForms, item: Any) -> bool:
+        """Keep one derivation of `forms` (under its lock), making room by dropping the forms of
+        the texts read least recently; False when it does not fit."""
+        if item.__class__ is Undecodable:
+            forms._kept.append(item)
+            return True
+        name, derived, key = item
+        # (surrogatepass: a decoded form may hold a lone surrogate; it comes back the same)
+        data = _compressor().compress(derived.encode("utf-8", "surrogatepass"))
+        with self._lock:
+            if forms._dropped:  # (by another text's room, while this one compressed)
+                return False
+            entry = self._held.get(id(forms))
+            if entry is None:
+                entry = self._held[id(forms)] = [weakref.ref(forms, self._forget(id(forms))), 0]
+            if entry[1] + len(data) > REPLAY_BYTES:
+                return False
+            while self.total + len(data) > REPLAY_BYTES:  # (others hold bytes: this one fits alone)
+                oldest = next(iter(self._held))
+                if oldest == id(forms):
+                    self._held.move_to_end(oldest)
+                    continue
+                other = self._held[oldest][0]()
+                self._release(oldest)
+                if other is not None:
+                    other._drop()
+            entry[1] += len(data)
+            self.total += len(data)
+            forms._kept.append((name, key, data))
+        return True
+
+    def drop(self, forms: StreamedForms) -> None:
+        with self._lock:
+            self._release(id(forms))
+            forms._drop()
+
+    def _forget(self, key: int) -> Callable[[Any], None]:
+        return lambda _ref: self._release(key)
+
+    def _release(self, key: int) -> None:
+        with self._lock:
+            entry = self._held.pop(key, None)
+            if entry is not None:
+                self.total -= entry[1]
+
+
+_store = _Store()
+
+
+_local = threading.local()  # (a zstd compressor is not to be shared between threads)
+
+
+def _compressor() -> Any:
+    try:
+        return _local.compressor
+    except AttributeError:
+        import zstandard
+
+        _local.compressor = zstandard.ZstdCompressor(level=1)
+        return _local.compressor
+
+
+def _decompressor() -> Any:
+    try:
+        return _local.decompressor
+    except AttributeError:
+        import zstandard
+
+        _local.decompressor = zstandard.ZstdDecompressor()
+        return _local.decompressor
 
 
 Forms = tuple[Form | Undecodable, ...] | StreamedForms
