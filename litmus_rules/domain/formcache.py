@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -70,23 +71,30 @@ class StreamedForms:
 
     def _iterate(self) -> Iterator[Form | Undecodable]:
         position = 0
+        # A later search derives the forms again while that is cheap (the transforms' memo holds
+        # them still: the very objects, which other memos know by identity), and reads the rest
+        # back from the first that is not (REPLAY_AFTER).
+        fresh: Iterator[Any] | None = derivations(self.text) if self._kept else None
         while True:
             with self._lock:
                 kept = self._kept
-                if position < len(kept) and not self._dropped:
+                if fresh is not None and position < len(kept) and not self._dropped:
+                    pass  # (derived below, outside the lock)
+                elif position < len(kept) and not self._dropped:
                     item: Any = kept[position]
                 elif self._complete and not self._dropped:
                     return
                 else:
                     derived = self._derived
                     if derived is None or self._pulled != position:
-                        if not self._dropped and position == len(kept):
-                            # (derivations dropped when an earlier search stopped) derived again,
-                            # those kept skipped
-                            derived = self._derived = itertools.islice(derivations(self.text), position, None)
-                            self._pulled = position
-                        else:
+                        if self._dropped or position != len(kept):
                             break
+                        # (derivations dropped when an earlier search stopped) derived again,
+                        # those kept skipped
+                        derived = self._derived = (fresh if fresh is not None else
+                                                   itertools.islice(derivations(self.text), position, None))
+                        fresh = None
+                        self._pulled = position
                     item = next(derived, _NONE)
                     self._pulled += 1
                     if item is _NONE:
@@ -97,13 +105,20 @@ class StreamedForms:
                         _store.drop(self)
                     if self._dropped:  # this iteration goes on with the derivations, alone
                         self._derived = None
-                        yield _form(item)
-                        yield from map(_form, derived)
-                        return
+                        fresh = itertools.chain((item,), derived)
+                        break
+                    fresh = None
+            if fresh is not None and position < len(kept):
+                began = time.perf_counter()
+                item = next(fresh)  # (deterministic: it derives what was kept)
+                if time.perf_counter() - began > REPLAY_AFTER:
+                    fresh = None
             position += 1
             yield _form(item)
-        # (the forms dropped, and those past `position` read by another iteration) derived again
-        yield from map(_form, itertools.islice(derivations(self.text), position, None))
+        # the forms dropped, or those past `position` read by another iteration: derived again (or
+        # on, by this iteration's derivations from `position`)
+        rest = fresh if fresh is not None else itertools.islice(derivations(self.text), position, None)
+        yield from map(_form, rest)
 
     def _drop(self) -> None:
         """Forget the kept forms (under the store's lock, or this one's)."""
@@ -125,6 +140,10 @@ def _form(item: Any) -> Form | Undecodable:
 # random non-ASCII text take ~30 MB (zstd at level 1 makes 2.5x less of such text, 4-10x less of
 # real text, at ~200 MB/s).
 REPLAY_BYTES = 32 << 20
+# A later search reads a form back (4-6 ms a MB of text) from the first whose derivation took
+# longer than this (seconds); it derives the ones before again (a hit in the transforms' memo: a
+# fraction of a millisecond).
+REPLAY_AFTER = 0.004
 
 
 class _Store:
