@@ -4,8 +4,8 @@
 up to at most `normalize.forms_budget(text)` characters; past it, a `StreamedForms` that derives
 them one at a time (`normalize.derivations`) and keeps them compressed for the next search, within
 REPLAY_BYTES for all such texts (past it, derived again on each search): complete either way, and
-memory holds a few uncompressed forms at a time. `answer` remembers the last few answers about streamed texts
-(a rule's trace and message ask its question again). Every bound here is a cache's: an evicted
+memory holds a few uncompressed forms at a time. `answer` remembers the last few answers about
+streamed texts (a rule's trace and message ask its question again). Every bound here is a cache's: an evicted
 entry is computed again, so the bounds cost time, never completeness.
 """
 
@@ -51,8 +51,8 @@ class StreamedForms:
             itertools.chain(started[0], started[1]) if started is not None else None)
         self._pulled = 0
         self._active = 0  # iterations under way
-        # the first derivations, compressed (`_Store`): rebound to [] (never changed in place)
-        # when they are dropped, so that a reader's reference stays whole
+        # the derivations read so far, compressed (`_Store`); rebound to [] when they are dropped
+        # (never emptied in place), so that a reader's reference stays whole
         self._kept: list[tuple[str, str, bytes] | Undecodable] = []
         self._complete = False  # every derivation is in _kept
         self._dropped = False  # for good: each iteration derives the forms again

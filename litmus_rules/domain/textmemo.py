@@ -11,7 +11,8 @@ by RE2 many times (presence tests, pages, regex probes, the joins of the haystac
 MEMO_BYTES holds every transform and UTF-8 of a 1 MB text whose every decoder finds something to
 decode (1 MB of random printable ASCII: 75 MiB); a search over streamed forms (normalize.forms_budget)
 asks for them all in turn, once per question, and the memo resists that scan (cache.BoundedCache's
-`scan_resistant`): past its bound, most of them are still hits on the next turn.
+`scan_resistant`): past its bound, most of them are still hits on the next turn (and from the
+first that is not, formcache.StreamedForms reads the forms back from its compressed copies).
 """
 
 from __future__ import annotations
