@@ -5,8 +5,8 @@ up to at most `normalize.forms_budget(text)` characters; past it, a `StreamedFor
 them one at a time (`normalize.derivations`) and keeps them compressed for the next search, within
 REPLAY_BYTES for all such texts (past it, derived again on each search): complete either way, and
 memory holds a few uncompressed forms at a time. `answer` remembers the last few answers about
-streamed texts (a rule's trace and message ask its question again). Every bound here is a cache's: an evicted
-entry is computed again, so the bounds cost time, never completeness.
+streamed texts (a rule's trace and message ask its question again). Every bound here is a
+cache's: an evicted entry is computed again, so the bounds cost time, never completeness.
 """
 
 from __future__ import annotations
@@ -78,10 +78,8 @@ class StreamedForms:
         while True:
             with self._lock:
                 kept = self._kept
-                if fresh is not None and position < len(kept) and not self._dropped:
-                    pass  # (derived below, outside the lock)
-                elif position < len(kept) and not self._dropped:
-                    item: Any = kept[position]
+                if position < len(kept) and not self._dropped:
+                    item: Any = kept[position] if fresh is None else _NONE  # (_NONE: derived below)
                 elif self._complete and not self._dropped:
                     return
                 else:
@@ -108,9 +106,9 @@ class StreamedForms:
                         fresh = itertools.chain((item,), derived)
                         break
                     fresh = None
-            if fresh is not None and position < len(kept):
+            if item is _NONE:  # derived again, outside the lock
                 began = time.perf_counter()
-                item = next(fresh)  # (deterministic: it derives what was kept)
+                item = next(fresh)  # type: ignore[arg-type]  # (deterministic: it derives what was kept)
                 if time.perf_counter() - began > REPLAY_AFTER:
                     fresh = None
             position += 1
@@ -132,7 +130,7 @@ def _form(item: Any) -> Form | Undecodable:
         return item
     name, second, third = item
     if third.__class__ is bytes:
-        return Form(_decompressor().decompress(third).decode("utf-8", "surrogatepass"), ((name, second),))
+        return Form(_zstd()[1].decompress(third).decode("utf-8", "surrogatepass"), ((name, second),))
     return Form(second, ((name, third),))
 
 
@@ -167,7 +165,7 @@ class _Store:
             return True
         name, derived, key = item
         # (surrogatepass: a decoded form may hold a lone surrogate; it comes back the same)
-        data = _compressor().compress(derived.encode("utf-8", "surrogatepass"))
+        data = _zstd()[0].compress(derived.encode("utf-8", "surrogatepass"))
         with self._lock:
             if forms._dropped:  # (by another text's room, while this one compressed)
                 return False
@@ -208,27 +206,17 @@ class _Store:
 _store = _Store()
 
 
-_local = threading.local()  # (a zstd compressor is not to be shared between threads)
+_local = threading.local()  # (zstd's compressors are not to be shared between threads)
 
 
-def _compressor() -> Any:
-    try:
-        return _local.compressor
-    except AttributeError:
+def _zstd() -> tuple[Any, Any]:
+    """This thread's zstd compressor (level 1) and decompressor."""
+    codec = getattr(_local, "codec", None)
+    if codec is None:
         import zstandard
 
-        _local.compressor = zstandard.ZstdCompressor(level=1)
-        return _local.compressor
-
-
-def _decompressor() -> Any:
-    try:
-        return _local.decompressor
-    except AttributeError:
-        import zstandard
-
-        _local.decompressor = zstandard.ZstdDecompressor()
-        return _local.decompressor
+        codec = _local.codec = (zstandard.ZstdCompressor(level=1), zstandard.ZstdDecompressor())
+    return codec
 
 
 Forms = tuple[Form | Undecodable, ...] | StreamedForms
