@@ -24,7 +24,7 @@ import re
 import unicodedata
 from typing import Literal
 
-from litmus_rules.domain.textmemo import re2_compiled, utf8
+from litmus_rules.domain.textmemo import re2_compiled, re2_found
 
 # Runs shorter than this are left to unicodedata: its insertion sort then moves a mark a few dozen
 # places at most (28-35 ms for 500,000 characters of runs of 31 marks out of order).
@@ -47,13 +47,9 @@ def normalize(form: Form, text: str) -> str:
     """`unicodedata.normalize(form, text)`, in linear time (the module's docstring)."""
     if len(text) < RUN_MIN or text.isascii():
         return unicodedata.normalize(form, text)
-    try:
-        data = utf8(text)
-    except UnicodeEncodeError:  # lone surrogates: encoded as they are, and no run holds one
-        data = text.encode("utf-8", "surrogatepass")
     decomposition = _DECOMPOSITION[form]
     # (the quick check of a decomposition form is linear: no "maybe" answer to settle by normalising)
-    if re2_compiled(_MARK_RUN).search(data) is None or unicodedata.is_normalized(decomposition, text):
+    if not re2_found(re2_compiled(_MARK_RUN), text) or unicodedata.is_normalized(decomposition, text):
         return unicodedata.normalize(form, text)  # (decomposed and in order already: linear too)
     return unicodedata.normalize(form, _decomposed_in_order(text, decomposition))
 

@@ -18,6 +18,7 @@ first that is not, formcache.StreamedForms reads the forms back from its compres
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -65,6 +66,21 @@ def utf8(text: str) -> bytes:
     several scans read (its presence tests, the joined forms of the haystacks it is in) is
     encoded once and they search the bytes."""
     return text.encode("utf-8")
+
+
+def re2_found(pattern: Any, text: str) -> bool:
+    """Whether the compiled RE2 `pattern` matches in `text`, searched in its kept UTF-8 (`utf8`:
+    the presence tests of a large text encode it once); a lone surrogate, which UTF-8 cannot
+    hold, is read as U+FFFD."""
+    try:
+        return pattern.search(utf8(text)) is not None
+    except UnicodeEncodeError:
+        return pattern.search(_surrogate().sub("\ufffd", text)) is not None
+
+
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udfff]")
 
 
 def clear_memo() -> None:

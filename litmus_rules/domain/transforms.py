@@ -56,7 +56,7 @@ from litmus_rules.domain.formatchars import (
 )
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.paths import canonical_path
-from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_options, utf8
+from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_found, re2_options, utf8
 
 # The engines (re2, regex) and the confusables table are loaded on first use, not when the package
 # is imported (cold start: `import litmus_rules` reads no Unicode database of theirs).
@@ -66,7 +66,6 @@ from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_options, 
 # What strip_format_chars removes, and the RE2 classes that find it: formatchars.py.
 _RE = Patterns(
     TAG=("[\U000e0000-\U000e007f]+", 0),
-    SURROGATE=("[\ud800-\udfff]", 0),
     NON_ASCII_RUNS=("([^\x00-\x7f]+)", 0),
 )
 
@@ -76,18 +75,10 @@ def __getattr__(name: str) -> Any:
     lazy = {"_FORMAT_RE": _format_re, "_MAYBE_FORMAT": _maybe_format}.get(name)
     if lazy is not None:
         return lazy()
-    former = {"_TAG_RE": "TAG", "_SURROGATE": "SURROGATE", "_NON_ASCII_RUNS": "NON_ASCII_RUNS"}
+    former = {"_TAG_RE": "TAG", "_NON_ASCII_RUNS": "NON_ASCII_RUNS"}
     if name in former:
         return getattr(_RE, former[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _re2_search(pattern: Any, text: str) -> bool:
-    try:
-        # the UTF-8 of a large text is kept (textmemo.utf8): its presence tests encode it once
-        return pattern.search(utf8(text)) is not None
-    except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8
-        return pattern.search(_RE.SURROGATE.sub("\ufffd", text)) is not None
 
 
 @memo_large
@@ -105,7 +96,7 @@ def strip_format_chars(text: str) -> str:
         if stripped is None:
             stripped = strip_each(text, data)
         return _format_re().sub("", text) if stripped is None else stripped
-    if not _re2_search(_maybe_format(), text):
+    if not re2_found(_maybe_format(), text):
         return text
     return _format_re().sub("", text)  # type: ignore[no-any-return]
 
@@ -126,7 +117,7 @@ _MAYBE_TAGS_PATTERN = r"[\x{E0000}-\x{E007F}]"
 def decode_tag_chars(text: str) -> str:
     """Map Unicode tag characters (U+E0000-U+E007F) to the ASCII they mirror. Idempotent."""
     # (RE2's scan of the UTF-8: 10x less than the scan of `re`, which finds none in most texts)
-    if text.isascii() or not _re2_search(re2_compiled(_MAYBE_TAGS_PATTERN), text):
+    if text.isascii() or not re2_found(re2_compiled(_MAYBE_TAGS_PATTERN), text):
         return text
     return _RE.TAG.sub(_decode_tag_run, text)
 
@@ -179,7 +170,7 @@ def _growers_add(text: str) -> int:
     """How many characters the growers of `text` add under NFKC (kept for a large text: a text
     past the limit is asked again by every search that reaches it)."""
     growers, pattern = _growers()
-    if not _re2_search(pattern, text):  # (the common case: one scan of the UTF-8, ~1 ms a MB)
+    if not re2_found(pattern, text):  # (the common case: one scan of the UTF-8, ~1 ms a MB)
         return 0
     # a few of them (a text with every code point of a range): one `re` scan finds them all
     # (28 -> 5 ms a MB); many (ligatures all along): a scan a grower, in C, where `set(text)` made
@@ -246,7 +237,7 @@ def _nfkc_of_stripped(normal: str) -> str:
        before it (test_transforms_nonascii14, over every code point): a superset is safe.
     """
     stripped = strip_format_chars(normal)
-    if stripped is normal or not _re2_search(re2_compiled(_FORMAT_THEN_JOINER_PATTERN), normal):
+    if stripped is normal or not re2_found(re2_compiled(_FORMAT_THEN_JOINER_PATTERN), normal):
         return stripped
     return nfkc(stripped)
 
