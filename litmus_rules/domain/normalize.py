@@ -54,7 +54,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
 )
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.markup import unwrap_markup
-from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
+from litmus_rules.domain.paths import _canonical_token, canonical_path, canonical_path_folded  # noqa: F401 - re-exported
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large
 from litmus_rules.domain.transforms import (
     _full_from_clean,
@@ -239,7 +239,8 @@ def _decoded_chain(name: str, decoded: str, whole: bool = True) -> Iterator[Deri
     yield f"{name} > path canonicalised", path, "path"
     # on ASCII, lower-casing commutes with path canonicalisation (as in `derivations`)
     yield (f"{name} > normalised > path canonicalised",
-           path.lower() if decoded.isascii() else canonical_path(decoded_normalised), "path-casefold")
+           path.lower() if decoded.isascii() else canonical_path_folded(cleaned, path, decoded_normalised),
+           "path-casefold")
 
 
 def derivations(text: str) -> Iterator[Derivation | Undecodable]:
@@ -289,8 +290,8 @@ def derivations(text: str) -> Iterator[Derivation | Undecodable]:
     path = canonical_path(cleaned)
     yield "path canonicalised", path, "path"
     # on ASCII, lower-casing commutes with path canonicalisation: skip a second scan
-    yield ("normalised > path canonicalised", path.lower() if ascii_text else canonical_path(normalised),
-           "path-casefold")
+    yield ("normalised > path canonicalised",
+           path.lower() if ascii_text else canonical_path_folded(cleaned, path, normalised), "path-casefold")
     del path, normalised
     # The decoders read the raw text and, when it differs, the text with format characters
     # removed, tags decoded and NFKC applied (base64 in fullwidth letters or split by zero-width

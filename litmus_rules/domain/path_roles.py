@@ -52,6 +52,11 @@ def stand_ins(text: str) -> str | None:
     return _table()
 
 
+def role_table() -> str:
+    """The stand-in of every code point (`stand_ins` without the surrogate check)."""
+    return _table()
+
+
 def table_loaded() -> bool:
     """Whether this process has the table already (building it again costs nothing)."""
     return _table.cache_info().currsize > 0
@@ -125,7 +130,7 @@ def _build_table() -> str:
     out = bytearray(range(128)) + bytearray(OTHER.encode() * (sys.maxunicode + 1 - 128))
     for first, last in ((0x80, 0xD800), (0xE000, sys.maxunicode + 1)):  # (no surrogate in a str RE2 reads)
         for base in range(first, last, _CHUNK):
-            chars = array("I", range(base, min(base + _CHUNK, last))).tobytes().decode(_UTF32)
+            chars = code_points(base, min(base + _CHUNK, last))
             if anything.search(chars) is None:
                 continue  # most of the planes past the third: no letter, no number
             pos, n = 0, len(chars)
@@ -134,6 +139,11 @@ def _build_table() -> str:
                 out[base + pos:base + end] = SEGMENT.encode() * (end - pos)
                 pos = end if end == n else others.match(chars, end).end()
     return out.decode("ascii")
+
+
+def code_points(first: int, last: int) -> str:
+    """The characters U+first to U+last - 1 in one string, lone surrogates included (built in C)."""
+    return array("I", range(first, last)).tobytes().decode(_UTF32, "surrogatepass")
 
 
 def originals(parts: list[Any], original: str, stride: int) -> list[Any]:

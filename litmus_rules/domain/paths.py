@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import accumulate, compress, repeat
@@ -28,7 +29,7 @@ from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import originals, stand_ins, table_loaded
+from litmus_rules.domain.path_roles import code_points, originals, role_table, stand_ins, table_loaded
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 
 
@@ -546,20 +547,21 @@ def _canonical_dense(text: str) -> str:
             return _canonical_dense_runs(text)
     parts = _dense_parts("\n" + text)
     runs = parts[2::3]
-    out = list(map(_dense_memo.get, runs))
-    missed = list(compress(range(len(runs)), map(is_, out, repeat(None))))
+    found: dict[str, Any] = dict.fromkeys(runs)  # each run once: a text repeats its runs (a path, an escape)
+    distinct = list(found)
+    known = list(map(_dense_memo.get, distinct))
+    missed = list(compress(distinct, map(is_, known, repeat(None))))
+    found.update(zip(distinct, known))
     if missed:
-        missed_runs = runs if len(missed) == len(runs) else list(map(runs.__getitem__, missed))
-        distinct = list(dict.fromkeys(missed_runs))  # each once: a text repeats its runs (a path, an escape)
-        joined = "\n".join(distinct)
+        joined = "\n".join(missed)
         stand_in = None if table is None or joined.isascii() else joined.translate(table).split("\n")
-        canonical = _canonical_lines(distinct, stand_in)
-        _remember(distinct, canonical)
-        found = dict(zip(distinct, canonical))
-        _put(out, missed, list(map(found.__getitem__, missed_runs)))
+        canonical = _canonical_lines(missed, stand_in)
+        _remember(missed, canonical)
+        found.update(zip(missed, canonical))
+    out = list(map(found.__getitem__, runs))
     if out == runs:
         return text
-    parts[2::3] = out  # type: ignore[assignment]  # (no None left: every miss was put)
+    parts[2::3] = out
     return "".join(parts)[1:]
 
 
@@ -686,6 +688,51 @@ def canonical_path(text: str) -> str:
         return text
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
+    """`canonical_path(folded)`, where `canonical` is `canonical_path(text)` and `folded` is what
+    `text` became after case folding (and NFKC: `transforms._full_from_clean`): `canonical`
+    case-folded when `folded` is `text.casefold()` and `text` holds no character whose folding
+    changes its part in a path token (`_folds_unlike`), else canonicalised on its own.
+
+    Why the two agree: folding is then one character for one, each playing the same part in every
+    pattern of this module and in `_canonical` (an ASCII capital stays an ASCII letter, a
+    non-ASCII letter or number one of the same kind for RE2 and `re`, and nothing becomes ASCII,
+    a separator or a dot), so the tokens are found at the same places; and canonicalisation only
+    drops characters and turns "\\" into "/", which folding leaves alone. Taken only for long
+    texts dense with separators, where canonicalising again costs ~200 ms a MB against ~20 ms.
+    (ASCII texts need none of it: `normalize` lower-cases their canonical form.)"""
+    if (len(text) > DENSE_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
+            and _folds_unlike().search(text) is None and text.casefold() == folded):
+        return canonical.casefold()
+    return canonical_path(folded)
+
+
+@functools.cache
+def _folds_unlike() -> re.Pattern[str]:
+    """The characters whose case folding is not one character playing the same part in a path
+    token (`canonical_path_folded`): "ß" -> "ss", "ﬁ" -> "fi", U+212A KELVIN SIGN -> "k", ...:
+    ~100 of the ~1,500 that folding changes, found by asking Python and RE2 (the stand-in table
+    of path_roles.py) about every code point (~40 ms, once)."""
+    table = role_table()
+    unlike = []
+    everything = code_points(0, sys.maxunicode + 1)
+    for base in range(0, len(everything), _FOLD_BLOCK):
+        block = everything[base : base + _FOLD_BLOCK]
+        if block.casefold() == block:
+            continue  # all but ~25 blocks: nothing folds
+        for c in block:
+            d = c.casefold()
+            if d == c or "A" <= c <= "Z":
+                continue
+            if (len(d) != 1 or c.isascii() or d.isascii() or table[ord(c)] != table[ord(d)]
+                    or c.isalnum() != d.isalnum() or any(x.isascii() for x in c.lower() + d.lower())):
+                unlike.append(c)
+    return re.compile("[" + "".join(map(re.escape, unlike)) + "]")
+
+
+_FOLD_BLOCK = 1 << 8
 
 
 def path_changes(text: str) -> bool:

@@ -1,0 +1,82 @@
+"""The path canonicalisation of a text's normalised form read off its case-preserving one
+(paths.canonical_path_folded): for a long text dense with separators, "normalised > path
+canonicalised" is the case folding of "path canonicalised" when folding changes no character's
+part in a path token, and canonicalised on its own otherwise. Either way it is exactly
+canonical_path of the normalised text."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litmus_rules.domain import normalize, paths
+from litmus_rules.domain.transforms import _full_from_clean, clean
+
+# every code point that case folding changes
+FOLDED = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).casefold() != chr(i)]
+# what path tokens are made of, and what ends or starts them
+PIECES = ["/", "\\", "..", ".", "//", "file:", "FILE:", "File://LocalHost", "C:", "c:", "~", "://", "HTTP://",
+          " ", '"', "x", "Y", "_", "é", "É", "1", "=", "\n", "-", "@", "!", "\u0301", "\u200b", "\ud800"]
+
+
+def _dense(rng: random.Random, c: str) -> str:
+    """A clean (NFKC) text of ~300 pieces, `c` among them, dense with separators."""
+    text = clean("".join(rng.choice(PIECES + [c] * 6) for _ in range(300)))
+    assert len(text) > paths.DENSE_MIN and (text.count("/") + text.count("\\")) * paths.DENSE_PATHS > len(text)
+    return text
+
+
+def _shortcut_taken(text: str, folded: str) -> bool:
+    return paths._folds_unlike().search(text) is None and text.casefold() == folded
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_every_character_folding_changes(block: int) -> None:
+    """Each of the ~1,500 characters that folding changes, in a dense text: the result is
+    canonical_path of the normalised text (and of the plainly folded one), whichever way it went."""
+    rng = random.Random(block)
+    taken = 0
+    for c in FOLDED[block::4]:
+        text = _dense(rng, c)
+        for folded in (_full_from_clean(text), text.casefold()):
+            taken += _shortcut_taken(text, folded)
+            assert paths.canonical_path_folded(text, paths.canonical_path(text), folded) == paths.canonical_path(folded), (
+                hex(ord(c)), text[:120])
+    assert taken > len(FOLDED[block::4])  # most characters take the short way: it is tested, not bypassed
+
+
+def test_the_characters_read_otherwise() -> None:
+    """Folds that change a character's part: into several characters, into ASCII, or a letter
+    that lower-cases to ASCII. Plain capitals of any script fold alike."""
+    unlike = paths._folds_unlike()
+    for c in ("ß", "ẞ", "ﬁ", "\u212a", "\u017f", "\u0130", "\u0149", "\u1f80"):
+        assert unlike.search(c), hex(ord(c))
+    for c in ("É", "Σ", "ς", "Ж", "Ⅻ", "Ⓐ", "\U00010400", "ǅ", "A", "Z"):
+        assert c.casefold() != c and not unlike.search(c), c
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(PIECES + ["ß", "ﬁ", "\u212a", "\u017f", "\u0130", "Σ", "ς", "Ⅻ", "Ⓐ", "ǅ",
+                                          "\U00010400", "ẘ", "W\u030a", "J\u030c"]),
+                min_size=1, max_size=400))
+def test_any_text(pieces: list[str]) -> None:
+    text = clean("".join(pieces))
+    folded = _full_from_clean(text)
+    assert paths.canonical_path_folded(text, paths.canonical_path(text), folded) == paths.canonical_path(folded)
+
+
+def test_forms_are_those_of_canonicalising_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forms of a dense non-ASCII text (and of its decoded forms) are the forms derived by
+    canonicalising each normalised text on its own, in the same order, under the same names."""
+    rng = random.Random(5)
+    text = "".join(rng.choice('=é\ufb01\\\u01c5"/Ab') for _ in range(20_000))
+    assert _shortcut_taken(clean(text), _full_from_clean(clean(text)))
+    fast = normalize.forms(text)
+    monkeypatch.setattr(normalize, "canonical_path_folded", lambda text, canonical, folded: paths.canonical_path(folded))
+    assert normalize.forms(text) == fast
+    assert any(f.name == "json unescaped > normalised > path canonicalised" for f in fast
+               if isinstance(f, normalize.Form))
