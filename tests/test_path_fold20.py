@@ -23,6 +23,13 @@ PIECES = ["/", "\\", "..", ".", "//", "file:", "FILE:", "File://LocalHost", "C:"
           " ", '"', "x", "Y", "_", "é", "É", "1", "=", "\n", "-", "@", "!", "\u0301", "\u200b", "\ud800"]
 
 
+@pytest.fixture
+def short_texts_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The short way for texts of any length past DENSE_MIN (FOLD_MIN only keeps it for long
+    ones, where it pays): thousands of short texts try it in a few seconds."""
+    monkeypatch.setattr(paths, "FOLD_MIN", paths.DENSE_MIN)
+
+
 def _dense(rng: random.Random, c: str) -> str:
     """A clean (NFKC) text of ~300 pieces, `c` among them, dense with separators."""
     text = clean("".join(rng.choice(PIECES + [c] * 6) for _ in range(300)))
@@ -35,6 +42,7 @@ def _shortcut_taken(text: str, folded: str) -> bool:
 
 
 @pytest.mark.parametrize("block", range(4))
+@pytest.mark.usefixtures("short_texts_too")
 def test_every_character_folding_changes(block: int) -> None:
     """Each of the ~1,500 characters that folding changes, in a dense text: the result is
     canonical_path of the normalised text (and of the plainly folded one), whichever way it went."""
@@ -63,6 +71,7 @@ def test_the_characters_read_otherwise() -> None:
 @given(st.lists(st.sampled_from(PIECES + ["ß", "ﬁ", "\u212a", "\u017f", "\u0130", "Σ", "ς", "Ⅻ", "Ⓐ", "ǅ",
                                           "\U00010400", "ẘ", "W\u030a", "J\u030c"]),
                 min_size=1, max_size=400))
+@pytest.mark.usefixtures("short_texts_too")
 def test_any_text(pieces: list[str]) -> None:
     text = clean("".join(pieces))
     folded = _full_from_clean(text)
@@ -73,7 +82,7 @@ def test_forms_are_those_of_canonicalising_again(monkeypatch: pytest.MonkeyPatch
     """The forms of a dense non-ASCII text (and of its decoded forms) are the forms derived by
     canonicalising each normalised text on its own, in the same order, under the same names."""
     rng = random.Random(5)
-    text = "".join(rng.choice('=é\ufb01\\\u01c5"/Ab') for _ in range(20_000))
+    text = "".join(rng.choice('=é\ufb01\\\u01c5"/Ab') for _ in range(paths.FOLD_MIN + 1))
     assert _shortcut_taken(clean(text), _full_from_clean(clean(text)))
     fast = normalize.forms(text)
     monkeypatch.setattr(normalize, "canonical_path_folded", lambda text, canonical, folded: paths.canonical_path(folded))

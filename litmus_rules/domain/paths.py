@@ -690,6 +690,12 @@ def canonical_path(text: str) -> str:
     return "".join(pieces)
 
 
+# The texts `canonical_path_folded` reads off their case-preserving form: those from this long
+# (a shorter one is canonicalised again in well under a millisecond, and a tool list of a thousand
+# such texts would pay for building `_folds_unlike`).
+FOLD_MIN = MEMO_MIN
+
+
 def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
     """`canonical_path(folded)`, where `canonical` is `canonical_path(text)` and `folded` is what
     `text` became after case folding (and NFKC: `transforms._full_from_clean`): `canonical`
@@ -701,9 +707,10 @@ def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
     non-ASCII letter or number one of the same kind for RE2 and `re`, and nothing becomes ASCII,
     a separator or a dot), so the tokens are found at the same places; and canonicalisation only
     drops characters and turns "\\" into "/", which folding leaves alone. Taken only for long
-    texts dense with separators, where canonicalising again costs ~200 ms a MB against ~20 ms.
+    texts (FOLD_MIN) dense with separators, where canonicalising again costs ~200 ms a MB
+    against ~20 ms.
     (ASCII texts need none of it: `normalize` lower-cases their canonical form.)"""
-    if (len(text) > DENSE_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
+    if (len(text) > FOLD_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
             and _folds_unlike().search(text) is None and text.casefold() == folded):
         return canonical.casefold()
     return canonical_path(folded)
