@@ -89,3 +89,15 @@ def test_forms_are_those_of_canonicalising_again(monkeypatch: pytest.MonkeyPatch
     assert normalize.forms(text) == fast
     assert any(f.name == "json unescaped > normalised > path canonicalised" for f in fast
                if isinstance(f, normalize.Form))
+
+
+def test_kept_for_a_later_call() -> None:
+    """A form read off the case-preserving one is kept as canonical_path's own answer for the
+    folded text (path_casefold_key asks for it too): not canonicalised a second time."""
+    rng = random.Random(9)
+    text = clean("".join(rng.choice('=é\\"/AbÉ') for _ in range(paths.FOLD_MIN + 1)))
+    folded = _full_from_clean(text)
+    assert _shortcut_taken(text, folded)
+    got = paths.canonical_path_folded(text, paths.canonical_path(text), folded)
+    assert paths.canonical_path(folded) is got
+    assert got == paths.canonical_path.__wrapped__(folded)  # type: ignore[attr-defined]

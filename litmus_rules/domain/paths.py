@@ -30,7 +30,7 @@ from typing import Any
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.path_roles import code_points, originals, role_table, stand_ins, table_loaded
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, remember
 
 
 def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
@@ -712,7 +712,7 @@ def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
     (ASCII texts need none of it: `normalize` lower-cases their canonical form.)"""
     if (len(text) > FOLD_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
             and _folds_unlike().search(text) is None and text.casefold() == folded):
-        return canonical.casefold()
+        return remember(canonical_path, folded, canonical.casefold())  # (`path_casefold_key` asks too)
     return canonical_path(folded)
 
 

@@ -46,17 +46,30 @@ def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
         hit = _memo.get(key, _MISSING)
         if hit is not _MISSING:
             return hit  # type: ignore[no-any-return]
-        result = fn(text)
-        # Weighed by what the entry adds: its result. Its key is a text the caller holds (an
-        # episode's, or another entry's result), often under several entries.
-        weight = 64
-        if isinstance(result, (str, bytes)) and result is not text:
-            weight += sys.getsizeof(result)
-        elif isinstance(result, (list, tuple)):
-            weight += sum(sys.getsizeof(x) for x in result if isinstance(x, str))
-        return _memo.put(key, result, weight)
+        return _kept(key, fn(text))
 
     return memoised
+
+
+def _kept(key: tuple[str, str], result: R) -> R:
+    # Weighed by what the entry adds: its result. Its key is a text the caller holds (an
+    # episode's, or another entry's result), often under several entries.
+    weight = 64
+    if isinstance(result, (str, bytes)) and result is not key[1]:
+        weight += sys.getsizeof(result)
+    elif isinstance(result, (list, tuple)):
+        weight += sum(sys.getsizeof(x) for x in result if isinstance(x, str))
+    return _memo.put(key, result, weight)
+
+
+def remember(memoised: Callable[[str], R], text: str, result: R) -> R:
+    """Keep `result` as what the `memo_large` function `memoised` gives for `text`, where the
+    caller found it another way (paths.canonical_path_folded): a later call of `memoised` on
+    `text` takes it from the memo. `result` must be the very value `memoised(text)` returns."""
+    if len(text) >= MEMO_MIN:
+        fn = memoised.__wrapped__  # type: ignore[attr-defined]
+        return _kept((f"{fn.__module__}.{fn.__qualname__}", text), result)
+    return result
 
 
 @memo_large
