@@ -65,6 +65,9 @@ def test_the_characters_read_otherwise() -> None:
         assert unlike.search(c), hex(ord(c))
     for c in ("É", "Σ", "ς", "Ж", "Ⅻ", "Ⓐ", "\U00010400", "ǅ", "A", "Z"):
         assert c.casefold() != c and not unlike.search(c), c
+    # past the first two planes nothing is asked: any character there sends a text the long way
+    for c in ("\U00020000", "\U0002a6d6", "\U000e0041", chr(sys.maxunicode)):
+        assert unlike.search(c), hex(ord(c))
 
 
 @settings(max_examples=150, deadline=None)
