@@ -105,3 +105,16 @@ def test_kept_for_a_later_call() -> None:
     got = paths.canonical_path_folded(text, paths.canonical_path(text), folded)
     assert paths.canonical_path(folded) is got
     assert got == paths.canonical_path.__wrapped__(folded)  # type: ignore[attr-defined]
+
+
+def test_kept_only_for_memo_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With canonical_path replaced by a plain function (a test's stand-in), the short way keeps
+    nothing and still answers (hypothesis found `ſ/ ` repeated, which NFKC makes ASCII)."""
+    text = "ſ/ " * (paths.FOLD_MIN // 3 + 1)
+    plain = paths.canonical_path.__wrapped__  # type: ignore[attr-defined]
+    monkeypatch.setattr(paths, "canonical_path", lambda t: plain(t))
+    monkeypatch.setattr(normalize, "canonical_path", lambda t: plain(t))
+    forms = normalize.forms(text)
+    viewed = [f.text for f in forms
+              if isinstance(f, normalize.Form) and ("normalised > path canonicalised", "path-casefold") in f.views]
+    assert viewed == [plain(_full_from_clean(clean(text)))]
