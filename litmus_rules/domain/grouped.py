@@ -106,6 +106,30 @@ def grouped_hint() -> Any:
     return re2_module().compile(_HINT, re2_options())
 
 
+@functools.cache
+def _pattern_set() -> Any:
+    """The run patterns as one RE2 set: which of them match, in one scan."""
+    found = re2_module().Set.SearchSet(re2_options())
+    for pattern in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN):
+        found.Add(pattern)
+    found.Compile()
+    return found
+
+
+def _which(text: str) -> tuple[bool, ...]:
+    """For each run pattern, whether `grouped_text` looks for its runs in a text the hint matched:
+    those that match it (one scan of the set instead of a `findall` per pattern: a path such as
+    "1000 /x/" looks like base64 groups to the hint, and the slashes rule it out only later), or
+    all of them where the set says none (it does so when it runs out of memory too)."""
+    try:
+        matched = _pattern_set().Match(utf8(text) if len(text) >= MEMO_MIN else text)
+    except UnicodeEncodeError:  # lone surrogates: `_runs` reads the text without them
+        matched = None
+    if not matched:
+        return (True,) * 7
+    return tuple(i in matched for i in range(7))
+
+
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _DIGITS = "0123456789"
 
@@ -213,14 +237,20 @@ def grouped_text(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
     b64, hexes, decimals, base32s, spaced, binaries, escapes = _patterns()
-    runs = [joined for run in _runs(b64, text, _LETTERS + _DIGITS + "+/_-")
+    in_b64, in_hex, in_decimal, in_base32, in_spaced, in_binary, in_escape = _which(text)
+    runs = [joined for run in (_runs(b64, text, _LETTERS + _DIGITS + "+/_-") if in_b64 else ())
             if run.count("/") <= SLASHES_MAX * len(run) for joined in _b64_candidates(run)]
-    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in _runs(hexes, text, _DIGITS + "ABCDEFabcdef")]
+    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run)
+                for run in (_runs(hexes, text, _DIGITS + "ABCDEFabcdef") if in_hex else ())]
     spans = _decode_b64_many(runs) + _hex_found(hex_runs)
-    spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, _DIGITS)]
-    spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
-    # (every separator of a spelt-out token is one character)
-    spans += [run[::2] for run in _runs(spaced, text, _LETTERS + _DIGITS + "_-")]
-    spans += map(_binary, _runs(binaries, text, "01"))
-    spans += map(_escapes, _runs(escapes, text, "\\&%"))
+    if in_decimal:
+        spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, _DIGITS)]
+    if in_base32:
+        spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
+    if in_spaced:  # (every separator of a spelt-out token is one character)
+        spans += [run[::2] for run in _runs(spaced, text, _LETTERS + _DIGITS + "_-")]
+    if in_binary:
+        spans += map(_binary, _runs(binaries, text, "01"))
+    if in_escape:
+        spans += map(_escapes, _runs(escapes, text, "\\&%"))
     return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
