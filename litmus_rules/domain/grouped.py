@@ -86,7 +86,8 @@ _ESCAPE = (r"(?:\\[xX][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\[0-3]
            r"|&#[xX][0-9A-Fa-f]{1,6};|%[0-9A-Fa-f]{2}|%u[0-9A-Fa-f]{4})")
 _ESCAPE_RUN = "(?:" + "|".join(f"{_ESCAPE}(?:{sep}{_ESCAPE}){{4,}}" for sep in (" ", ", ", ",", "-", ":", "; ", r"\t")) + ")"
 # every run decoded is a match of one of these (joined.py: a text without a match is plain)
-_HINT = "|".join((_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN))
+_RUN_PATTERNS = (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN)
+_HINT = "|".join(_RUN_PATTERNS)
 MIN_DECODED = 6
 # what a decoded span's characters are counted against (`_reads_as_text`)
 _NOT_WORDISH = re.compile(r"[^A-Za-z0-9 \-_./:@]")
@@ -96,8 +97,7 @@ _ALNUM = re.compile(r"[A-Za-z0-9]")
 @functools.cache
 def _patterns() -> tuple[Any, ...]:
     re2 = re2_module()
-    return tuple(re2.compile(p, re2_options())
-                 for p in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN))
+    return tuple(re2.compile(p, re2_options()) for p in _RUN_PATTERNS)
 
 
 @functools.cache
@@ -110,7 +110,7 @@ def grouped_hint() -> Any:
 def _pattern_set() -> Any:
     """The run patterns as one RE2 set: which of them match, in one scan."""
     found = re2_module().Set.SearchSet(re2_options())
-    for pattern in (_B64_RUN, _HEX_RUN, _DECIMAL_RUN, _BASE32_RUN, _SPACED_RUN, _BINARY_RUN, _ESCAPE_RUN):
+    for pattern in _RUN_PATTERNS:
         found.Add(pattern)
     found.Compile()
     return found
@@ -126,8 +126,8 @@ def _which(text: str) -> tuple[bool, ...]:
     except UnicodeEncodeError:  # lone surrogates: `_runs` reads the text without them
         matched = None
     if not matched:
-        return (True,) * 7
-    return tuple(i in matched for i in range(7))
+        return (True,) * len(_RUN_PATTERNS)
+    return tuple(i in matched for i in range(len(_RUN_PATTERNS)))
 
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
