@@ -259,7 +259,7 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     rows.append(("1,000 tools of 1 KB random printable", ep))
     rows.append(("1 MB of combining marks out of order", _described(27, "a" + "\u0301\u0316" * (SIZE // 4))))
     rows.append(("1 MB random mix of \\ = \" é ﬁ ǅ", _described(28, mixture_text(random.Random(28)))))
-    # (session 20) texts a path makes not plain are tested one at a time (joined.py): ~0.1 ms each
+    # (session 20) texts that a path made not plain were tested one at a time (joined.py): 3.5 s
     ep = _base(29)
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
         f"p{i}": {"type": "string", "description": f"arg {i} /x/../y"} for i in range(20_000)}}

@@ -528,7 +528,9 @@ def test_joinable_regexes() -> None:
 def test_haystack_tells_plain_texts_apart() -> None:
     texts = ("plain words", "a \\ backslash", "R&D", "&amp;", "100%", "%41", "/etc/passwd", "/etc/../x",
              "aGVsbG8gd29ybGQ=", "café — naïve", "ａ／／ｂ", "x\x00y", "lone \ud800", "getUserName", "")
-    assert Haystack(texts).exact == [1, 3, 5, 7, 8, 10, 11, 12]
+    # (a path that canonicalisation changes, "/etc/../x" or "ａ／／ｂ", is plain: the join holds
+    # every text's path forms)
+    assert Haystack(texts).exact == [1, 3, 5, 8, 11, 12]
     # decoders also read the text with format characters removed and NFKC applied
     layered = ("ＲＶｈＧＳＵｘｆＱ０ＦＯＱＶＪＺ", "RVhGSUxf\u200bQ0FOQVJZ", "RVhGSUxf\u00adQ0FOQVJZ", "\uff05\uff14\uff11",
                "\uff06amp;", "\uff3cu0041", "ｃａｆé", "R\u200b&D", "１００％")

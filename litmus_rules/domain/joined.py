@@ -6,17 +6,19 @@ episode (10,000+ for large manifests). Testing them one by one derives every new
 (`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them,
 read from the text or from its cleaned form (format characters removed > tags > NFKC), which
 `forms` decodes too (no backslash; HTML and percent decoding leave both as they are; no
-base64-alphabet run of either that decodes, no group run, no markup inside a word; path
-canonicalisation leaves the cleaned and normalised forms as they are). Every form
-of a plain text T is then one of the Unicode transforms of T, by view key:
+base64-alphabet run of either that decodes, no group run, no markup inside a word). Every form
+of a plain text T is then one of the transforms of T, by view key:
 
     raw T, format strip_format_chars(T), tags decode_tag_chars(T), nfkc nfkc(T),
     casefold casefold(T), normalised full_normalise(T), skeleton skeleton_key(T),
-    skeleton-casefold skeleton_casefold(T), path clean(T), path-casefold full_normalise(T)
+    skeleton-casefold skeleton_casefold(T), path canonical_path(clean(T)),
+    path-casefold canonical_path(full_normalise(T))
 
-(`probes.KEY_FORM`; the decoders add nothing). Each transform works character by character, or
-between two "starter" characters, so applied to texts joined by NUL it gives the join of its results:
-NUL is kept, produced by nothing, and composes with nothing. So:
+(`probes.KEY_FORM`; the decoders add nothing). Each Unicode transform works character by
+character, or between two "starter" characters, so applied to texts joined by NUL it gives the
+join of its results: NUL is kept, produced by nothing, and composes with nothing. Path
+canonicalisation is applied to each text on its own (a URL token may run on past a NUL), and its
+results joined (session 20: a text with a path such as "/x/../y" was tested on its own). So:
 
 1. the texts are joined with NUL separators, and the plain ones told apart from the others with
    a few linear scans of the join (`Haystack`);
@@ -54,6 +56,7 @@ from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, _each, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
+from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.probes import PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textchecks import checked, checking
@@ -75,7 +78,11 @@ _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
     "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
     "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
     "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
+    "path": ("cleaned", canonical_path), "path-casefold": ("normalised", canonical_path),
 }
+# The forms that most texts leave as their source is (path canonicalisation, applied to each text
+# on its own): the source's join then serves them too.
+_MOSTLY_SAME = frozenset({"path", "path-casefold"})
 # On ASCII text: the transforms that leave it as it is, and those that lower-case it.
 _ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
 _ASCII_LOWER = frozenset({"casefold", "normalised"})
@@ -157,7 +164,7 @@ class Haystack:
         def always(i: int) -> bool:
             return True
 
-        html, percent, paths = checking(texts, "html"), checking(texts, "percent"), checking(texts, "paths")
+        html, percent = checking(texts, "html"), checking(texts, "percent")
         escapes = checking(texts, "escapes")  # IIS's %u006c, quoted-printable =6C=63 (decoding.other_escapes)
         checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
             ("raw", b"\\", always),  # JSON escapes, Windows paths
@@ -165,14 +172,12 @@ class Haystack:
             ("raw", b"%", percent),
             ("raw", b"%", escapes),
             ("raw", b"=", escapes),
-            ("raw", b"/", paths),
         ]
         if not self.ascii:
             # NFKC can make a backslash, "&", "%", "=" (fullwidth ones, ...) that the decoders of
-            # the cleaned text read, or a slash or backslash that path canonicalisation reads
+            # the cleaned text read
             checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent),
                        ("cleaned", b"%", escapes), ("cleaned", b"=", escapes)]
-            checks += [(name, char, paths) for name in ("cleaned", "normalised") for char in (b"/", b"\\")]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
                 if i not in exact and differs(i):
@@ -261,10 +266,17 @@ class Haystack:
             skeleton = self.form("skeleton")
             assert skeleton is not None
             got = _Form(skeleton.data.lower(), raw.starts)
+        elif self.ascii and name == "path-casefold":
+            # on ASCII, lower-casing commutes with path canonicalisation (as normalize.py reads it)
+            path = self.form("path")
+            got = None if path is None else self.form("casefold") if path is raw else _Form(path.data.lower(), path.starts)
         else:
             pieces = self._text(name)
+            source = _TRANSFORMS[name][0] if name in _MOSTLY_SAME else None
             if pieces == self._pieces:  # (the transforms give back an unchanged text itself: cheap)
                 got = raw
+            elif source is not None and pieces == self._text(source):
+                got = self.form(source)
             else:
                 # None: a NUL made or lost, never seen (every transform keeps each NUL, module doc)
                 got = _encoded_join(pieces)
@@ -279,7 +291,13 @@ class Haystack:
         if got is None:
             source, transform = _TRANSFORMS[name]
             before = len(self._unknown)
-            got = self._texts[name] = _each(transform, self._text(source), self._unknown)
+            if name in _MOSTLY_SAME:
+                # text by text: a URL token runs on past a NUL, and only a text with a separator
+                # holds a path token
+                got = self._texts[name] = [transform(piece) if "/" in piece or "\\" in piece else piece
+                                           for piece in self._text(source)]
+            else:
+                got = self._texts[name] = _each(transform, self._text(source), self._unknown)
             if len(self._unknown) > before:
                 self.exact = sorted(set(self.exact) | self._unknown)
         return got

@@ -16,14 +16,14 @@ from typing import Any
 
 from litmus_rules.lang.records import record
 
-# view key -> the form of a plain text holding it (path canonicalisation leaves plain text as it is)
+# view key -> the form of a plain text holding it (joined.py)
 KEY_FORM = {
     "raw": "raw", "format": "format", "tags": "tags", "nfkc": "nfkc", "casefold": "casefold",
     "normalised": "normalised", "skeleton": "skeleton", "skeleton-casefold": "skeleton-casefold",
-    "path": "cleaned", "path-casefold": "normalised",
+    "path": "path", "path-casefold": "path-casefold",
 }
 FORMS = ("raw", "format", "tags", "nfkc", "casefold", "cleaned", "normalised", "skeleton",
-         "skeleton-casefold")
+         "skeleton-casefold", "path", "path-casefold")
 PROBE_MAX_MEM = 64 << 20  # RE2 memory for alternations of many literals
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 

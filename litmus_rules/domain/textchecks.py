@@ -1,5 +1,5 @@
-"""Whether a text is changed by a decoder (HTML, percent, the joint escape decoder, path
-canonicalisation, base64/hex runs, grouped encodings, markup inside words), as `joined.Haystack`
+"""Whether a text is changed by a decoder (HTML, percent, the joint escape decoder, base64/hex
+runs, grouped encodings, markup inside words), as `joined.Haystack`
 asks it before deriving a text's decoded forms: pure functions of the text, their answers kept by
 text in a bounded memo."""
 
@@ -19,8 +19,7 @@ from litmus_rules.domain.decoding import (
 )
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.markup import unwrap_markup
-from litmus_rules.domain.paths import path_changes
-from litmus_rules.domain.transforms import clean, full_normalise
+from litmus_rules.domain.transforms import clean
 
 __all__ = ["CHECKED_CHARS", "CHECKED_ENTRIES", "checked", "checking"]
 
@@ -46,11 +45,6 @@ def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
     return _limit_is_a_change(differs)
 
 
-def _path_differs(text: str) -> bool:
-    # forms() derives the path views from the cleaned and normalised texts
-    return any(path_changes(x) for x in (clean(text), full_normalise(text)))
-
-
 def _decodes_runs(text: str) -> bool:
     # the runs `normalize.forms` decodes (kept for a large text, which its forms decode next; [] when
     # a linear-time scan shows that none gives a span)
@@ -60,7 +54,7 @@ def _decodes_runs(text: str) -> bool:
 
 # Whether a text is changed by a decoder, as the haystack asks it (pure functions of the text).
 _CHECKS: dict[str, Callable[[str], bool]] = {
-    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode), "paths": _path_differs,
+    "html": _changed_by(html_unescape), "percent": _changed_by(percent_decode),
     "runs": _limit_is_a_change(_decodes_runs), "groups": _limit_is_a_change(lambda text: bool(grouped_text(text))),
     "escapes": _changed_by(unescape_all),
     "markup": _changed_by(unwrap_markup),
