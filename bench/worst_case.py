@@ -264,6 +264,11 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
         f"p{i}": {"type": "string", "description": f"arg {i} /x/../y"} for i in range(20_000)}}
     rows.append(("20,000 properties, a path in each", ep))
+    # texts a decoder changes are still tested one at a time (~0.2 ms each): over the target
+    ep = _base(30)
+    ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
+        f"p{i}": {"type": "string", "description": f"arg {i} C:\\dir\\file{i}.txt"} for i in range(20_000)}}
+    rows.append(("20,000 properties, a Windows path each", ep))
     return rows
 
 
