@@ -33,6 +33,7 @@ import sys
 from array import array
 from itertools import accumulate
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from litmus_rules import usercache
@@ -129,8 +130,7 @@ def _build_table() -> str:
     anything = re2.compile(r"[\p{L}\p{N}]", re2_options())
     out = bytearray(range(128)) + bytearray(OTHER.encode() * (sys.maxunicode + 1 - 128))
     for first, last in ((0x80, 0xD800), (0xE000, sys.maxunicode + 1)):  # (no surrogate in a str RE2 reads)
-        for base in range(first, last, _CHUNK):
-            chars = code_points(base, min(base + _CHUNK, last))
+        for base, chars in code_point_blocks(first, last, _CHUNK):
             if anything.search(chars) is None:
                 continue  # most of the planes past the third: no letter, no number
             pos, n = 0, len(chars)
@@ -144,6 +144,15 @@ def _build_table() -> str:
 def code_points(first: int, last: int) -> str:
     """The characters U+first to U+last - 1 in one string, lone surrogates included (built in C)."""
     return array("I", range(first, last)).tobytes().decode(_UTF32, "surrogatepass")
+
+
+def code_point_blocks(first: int, last: int, size: int = 1 << 8) -> Iterator[tuple[int, str]]:
+    """(first code point, its characters) of each block of `size` from U+first to U+last - 1: the
+    tables built from every code point ask a block at once and one character at a time only in
+    the blocks that hold an answer."""
+    chars = code_points(first, last)
+    for base in range(first, last, size):
+        yield base, chars[base - first : base - first + size]
 
 
 def originals(parts: list[Any], original: str, stride: int) -> list[Any]:

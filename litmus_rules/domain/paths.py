@@ -29,7 +29,7 @@ from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import code_points, originals, role_table, stand_ins, table_loaded
+from litmus_rules.domain.path_roles import code_point_blocks, originals, role_table, stand_ins, table_loaded
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, remember
 
 
@@ -672,11 +672,16 @@ def _canonical_dense_runs(text: str) -> str:
     return "".join(pieces)
 
 
+def _dense_with_separators(text: str) -> bool:
+    """More than one slash or backslash in DENSE_PATHS characters (`_canonical_dense`)."""
+    return (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
+
+
 @memo_large
 def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
-    if len(text) > DENSE_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text):
+    if len(text) > DENSE_MIN and _dense_with_separators(text):
         return _canonical_dense(text)
     pieces = []
     done = 0
@@ -710,7 +715,7 @@ def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
     texts (FOLD_MIN) dense with separators, where canonicalising again costs ~200 ms a MB
     against ~20 ms.
     (ASCII texts need none of it: `normalize` lower-cases their canonical form.)"""
-    if (len(text) > FOLD_MIN and (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
+    if (len(text) > FOLD_MIN and _dense_with_separators(text)
             and _folds_unlike().search(text) is None and text.casefold() == folded):
         return remember(canonical_path, folded, canonical.casefold())  # (`path_casefold_key` asks too)
     return canonical_path(folded)
@@ -726,22 +731,19 @@ def _folds_unlike() -> re.Pattern[str]:
     again)."""
     table = role_table()
     unlike = []
-    first_planes = code_points(0, _FOLD_ASKED)
-    for base in range(0, _FOLD_ASKED, _FOLD_BLOCK):
-        block = first_planes[base : base + _FOLD_BLOCK]
+    for _, block in code_point_blocks(0, _FOLD_ASKED):
         if block.casefold() == block:
             continue  # all but ~25 blocks: nothing folds
         for c in block:
             d = c.casefold()
-            if d == c or "A" <= c <= "Z":
+            if d == c or "A" <= c <= "Z":  # (the only ASCII characters folding changes)
                 continue
-            if (len(d) != 1 or c.isascii() or d.isascii() or table[ord(c)] != table[ord(d)]
+            if (len(d) != 1 or d.isascii() or table[ord(c)] != table[ord(d)]
                     or c.isalnum() != d.isalnum() or any(x.isascii() for x in c.lower() + d.lower())):
                 unlike.append(c)
     return re.compile("[" + "".join(map(re.escape, unlike)) + f"{chr(_FOLD_ASKED)}-{chr(sys.maxunicode)}]")
 
 
-_FOLD_BLOCK = 1 << 8
 _FOLD_ASKED = 0x20000
 
 

@@ -36,7 +36,7 @@ R = TypeVar("R")
 
 def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
     """`fn` (a pure function of one text), its result kept for texts of MEMO_MIN+ characters."""
-    name = f"{fn.__module__}.{fn.__qualname__}"
+    name = _memo_name(fn)
 
     @functools.wraps(fn)
     def memoised(text: str) -> R:
@@ -49,6 +49,11 @@ def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
         return _kept(key, fn(text))
 
     return memoised
+
+
+def _memo_name(fn: Callable[..., Any]) -> str:
+    """What names `fn`'s results in the memo."""
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def _kept(key: tuple[str, str], result: R) -> R:
@@ -69,7 +74,7 @@ def remember(memoised: Callable[[str], R], text: str, result: R) -> R:
     (A function that is not `memo_large`'s, a test's stand-in say, keeps nothing.)"""
     fn = getattr(memoised, "__wrapped__", None)
     if fn is not None and len(text) >= MEMO_MIN:
-        return _kept((f"{fn.__module__}.{fn.__qualname__}", text), result)
+        return _kept((_memo_name(fn), text), result)
     return result
 
 

@@ -55,7 +55,7 @@ from litmus_rules.domain.formatchars import (
     strip_found,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import code_points
+from litmus_rules.domain.path_roles import code_point_blocks
 from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_found, re2_options, utf8
 
@@ -159,8 +159,7 @@ def _growers() -> tuple[dict[str, int], Any]:
     normalize = unicodedata.normalize
     added = {}
     for first, last in ((0, 0xD800), (0xE000, _GROWERS_BELOW)):
-        for base in range(first, last, 1 << 8):
-            block = code_points(base, min(base + (1 << 8), last))
+        for _, block in code_point_blocks(first, last):
             if len(normalize("NFKD", block)) - len(block) < 3:
                 continue
             for c in block:
