@@ -1,5 +1,5 @@
 """The path canonicalisation of a text's normalised form read off its case-preserving one
-(paths.canonical_path_folded): for a long text dense with separators, "normalised > path
+(path_fold.canonical_path_folded): for a long text dense with separators, "normalised > path
 canonicalised" is the case folding of "path canonicalised" when folding changes no character's
 part in a path token, and canonicalised on its own otherwise. Either way it is exactly
 canonical_path of the normalised text."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import normalize, paths, textmemo
+from litmus_rules.domain import normalize, path_fold, paths, textmemo
 from litmus_rules.domain.transforms import _full_from_clean, clean
 
 # every code point that case folding changes
@@ -27,7 +27,7 @@ PIECES = ["/", "\\", "..", ".", "//", "file:", "FILE:", "File://LocalHost", "C:"
 def short_texts_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """The short way for texts of any length past DENSE_MIN (FOLD_MIN only keeps it for long
     ones, where it pays): thousands of short texts try it in a few seconds."""
-    monkeypatch.setattr(paths, "FOLD_MIN", paths.DENSE_MIN)
+    monkeypatch.setattr(path_fold, "FOLD_MIN", paths.DENSE_MIN)
 
 
 def _dense(rng: random.Random, c: str) -> str:
@@ -38,7 +38,7 @@ def _dense(rng: random.Random, c: str) -> str:
 
 
 def _shortcut_taken(text: str, folded: str) -> bool:
-    return paths._folds_unlike().search(text) is None and text.casefold() == folded
+    return path_fold._folds_unlike().search(text) is None and text.casefold() == folded
 
 
 @pytest.mark.parametrize("block", range(4))
@@ -52,7 +52,7 @@ def test_every_character_folding_changes(block: int) -> None:
         text = _dense(rng, c)
         for folded in (_full_from_clean(text), text.casefold()):
             taken += _shortcut_taken(text, folded)
-            got = paths.canonical_path_folded(text, paths.canonical_path(text), folded)
+            got = path_fold.canonical_path_folded(text, paths.canonical_path(text), folded)
             assert got == paths.canonical_path(folded), (hex(ord(c)), text[:120])
     assert taken > len(FOLDED[block::4])  # most characters take the short way: it is tested, not bypassed
 
@@ -60,7 +60,7 @@ def test_every_character_folding_changes(block: int) -> None:
 def test_the_characters_read_otherwise() -> None:
     """Folds that change a character's part: into several characters, into ASCII, or a letter
     that lower-cases to ASCII. Plain capitals of any script fold alike."""
-    unlike = paths._folds_unlike()
+    unlike = path_fold._folds_unlike()
     for c in ("ß", "ẞ", "ﬁ", "\u212a", "\u017f", "\u0130", "\u0149", "\u1f80"):
         assert unlike.search(c), hex(ord(c))
     for c in ("É", "Σ", "ς", "Ж", "Ⅻ", "Ⓐ", "\U00010400", "ǅ", "A", "Z"):
@@ -78,14 +78,14 @@ def test_the_characters_read_otherwise() -> None:
 def test_any_text(pieces: list[str]) -> None:
     text = clean("".join(pieces))
     folded = _full_from_clean(text)
-    assert paths.canonical_path_folded(text, paths.canonical_path(text), folded) == paths.canonical_path(folded)
+    assert path_fold.canonical_path_folded(text, paths.canonical_path(text), folded) == paths.canonical_path(folded)
 
 
 def test_forms_are_those_of_canonicalising_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The forms of a dense non-ASCII text (and of its decoded forms) are the forms derived by
     canonicalising each normalised text on its own, in the same order, under the same names."""
     rng = random.Random(5)
-    text = "".join(rng.choice('=é\ufb01\\\u01c5"/Ab') for _ in range(paths.FOLD_MIN + 1))
+    text = "".join(rng.choice('=é\ufb01\\\u01c5"/Ab') for _ in range(path_fold.FOLD_MIN + 1))
     assert _shortcut_taken(clean(text), _full_from_clean(clean(text)))
     fast = normalize.forms(text)
     textmemo.clear_memo()  # (which holds what the short way kept as canonical_path's answers)
@@ -100,10 +100,10 @@ def test_kept_for_a_later_call() -> None:
     """A form read off the case-preserving one is kept as canonical_path's own answer for the
     folded text (path_casefold_key asks for it too): not canonicalised a second time."""
     rng = random.Random(9)
-    text = clean("".join(rng.choice('=é\\"/AbÉ') for _ in range(paths.FOLD_MIN + 1)))
+    text = clean("".join(rng.choice('=é\\"/AbÉ') for _ in range(path_fold.FOLD_MIN + 1)))
     folded = _full_from_clean(text)
     assert _shortcut_taken(text, folded)
-    got = paths.canonical_path_folded(text, paths.canonical_path(text), folded)
+    got = path_fold.canonical_path_folded(text, paths.canonical_path(text), folded)
     assert paths.canonical_path(folded) is got
     assert got == paths.canonical_path.__wrapped__(folded)  # type: ignore[attr-defined]
 
@@ -111,7 +111,7 @@ def test_kept_for_a_later_call() -> None:
 def test_kept_only_for_memo_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     """With canonical_path replaced by a plain function (a test's stand-in), the short way keeps
     nothing and still answers (hypothesis found `ſ/ ` repeated, which NFKC makes ASCII)."""
-    text = "ſ/ " * (paths.FOLD_MIN // 3 + 1)
+    text = "ſ/ " * (path_fold.FOLD_MIN // 3 + 1)
     plain = paths.canonical_path.__wrapped__  # type: ignore[attr-defined]
     monkeypatch.setattr(paths, "canonical_path", lambda t: plain(t))
     monkeypatch.setattr(normalize, "canonical_path", lambda t: plain(t))

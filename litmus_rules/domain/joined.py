@@ -80,9 +80,9 @@ _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
     "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
     "path": ("cleaned", canonical_path), "path-casefold": ("normalised", canonical_path),
 }
-# The forms that most texts leave as their source is (path canonicalisation, applied to each text
-# on its own): the source's join then serves them too.
-_MOSTLY_SAME = frozenset({"path", "path-casefold"})
+# The path forms: derived text by text (a URL token runs on past a NUL), and most texts leave
+# them as their source is, whose join then serves them too.
+_PATH_FORMS = frozenset({"path", "path-casefold"})
 # On ASCII text: the transforms that leave it as it is, and those that lower-case it.
 _ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
 _ASCII_LOWER = frozenset({"casefold", "normalised"})
@@ -272,7 +272,7 @@ class Haystack:
             got = None if path is None else self.form("casefold") if path is raw else _Form(path.data.lower(), path.starts)
         else:
             pieces = self._text(name)
-            source = _TRANSFORMS[name][0] if name in _MOSTLY_SAME else None
+            source = _TRANSFORMS[name][0] if name in _PATH_FORMS else None
             if pieces == self._pieces:  # (the transforms give back an unchanged text itself: cheap)
                 got = raw
             elif source is not None and pieces == self._text(source):
@@ -291,7 +291,7 @@ class Haystack:
         if got is None:
             source, transform = _TRANSFORMS[name]
             before = len(self._unknown)
-            if name in _MOSTLY_SAME:
+            if name in _PATH_FORMS:
                 # text by text: a URL token runs on past a NUL, and only a text with a separator
                 # holds a path token
                 got = self._texts[name] = [transform(piece) if "/" in piece or "\\" in piece else piece

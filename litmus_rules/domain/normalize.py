@@ -55,7 +55,7 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
-from litmus_rules.domain.paths import canonical_path_folded
+from litmus_rules.domain.path_fold import canonical_path_folded
 from litmus_rules.domain.textmemo import MEMO_MIN, memo_large
 from litmus_rules.domain.transforms import (
     _full_from_clean,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import accumulate, compress, repeat
@@ -29,8 +28,8 @@ from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.path_roles import code_point_blocks, originals, role_table, stand_ins, table_loaded
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, remember
+from litmus_rules.domain.path_roles import originals, stand_ins, table_loaded
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
 
 
 def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
@@ -672,7 +671,7 @@ def _canonical_dense_runs(text: str) -> str:
     return "".join(pieces)
 
 
-def _dense_with_separators(text: str) -> bool:
+def dense_with_separators(text: str) -> bool:
     """More than one slash or backslash in DENSE_PATHS characters (`_canonical_dense`)."""
     return (text.count("/") + text.count("\\")) * DENSE_PATHS > len(text)
 
@@ -681,7 +680,7 @@ def _dense_with_separators(text: str) -> bool:
 def canonical_path(text: str) -> str:
     """Canonicalise every path-like token: file:///etc//passwd, //etc/passwd, /etc/../etc/passwd,
     /etc/./passwd and \\etc\\passwd all become /etc/passwd. Idempotent."""
-    if len(text) > DENSE_MIN and _dense_with_separators(text):
+    if len(text) > DENSE_MIN and dense_with_separators(text):
         return _canonical_dense(text)
     pieces = []
     done = 0
@@ -693,58 +692,6 @@ def canonical_path(text: str) -> str:
         return text
     pieces.append(text[done:])
     return "".join(pieces)
-
-
-# The texts `canonical_path_folded` reads off their case-preserving form: those from this long
-# (a shorter one is canonicalised again in well under a millisecond, and a tool list of a thousand
-# such texts would pay for building `_folds_unlike`).
-FOLD_MIN = MEMO_MIN
-
-
-def canonical_path_folded(text: str, canonical: str, folded: str) -> str:
-    """`canonical_path(folded)`, where `canonical` is `canonical_path(text)` and `folded` is what
-    `text` became after case folding (and NFKC: `transforms._full_from_clean`): `canonical`
-    case-folded when `folded` is `text.casefold()` and `text` holds no character whose folding
-    changes its part in a path token (`_folds_unlike`), else canonicalised on its own.
-
-    Why the two agree: folding is then one character for one, each playing the same part in every
-    pattern of this module and in `_canonical` (an ASCII capital stays an ASCII letter, a
-    non-ASCII letter or number one of the same kind for RE2 and `re`, and nothing becomes ASCII,
-    a separator or a dot), so the tokens are found at the same places; and canonicalisation only
-    drops characters and turns "\\" into "/", which folding leaves alone. Taken only for long
-    texts (FOLD_MIN) dense with separators, where canonicalising again costs ~200 ms a MB
-    against ~20 ms.
-    (ASCII texts need none of it: `normalize` lower-cases their canonical form.)"""
-    if (len(text) > FOLD_MIN and _dense_with_separators(text)
-            and _folds_unlike().search(text) is None and text.casefold() == folded):
-        return remember(canonical_path, folded, canonical.casefold())  # (`path_casefold_key` asks too)
-    return canonical_path(folded)
-
-
-@functools.cache
-def _folds_unlike() -> re.Pattern[str]:
-    """The characters whose case folding is not one character playing the same part in a path
-    token (`canonical_path_folded`): "ß" -> "ss", "ﬁ" -> "fi", U+212A KELVIN SIGN -> "k", ...:
-    ~100 of the ~1,500 that folding changes, found by asking Python and RE2 (the stand-in table
-    of path_roles.py) about every code point of the first two planes (~10 ms, once); and, unasked,
-    every one past them (none folds in Unicode 15, and a text holding one is only canonicalised
-    again)."""
-    table = role_table()
-    unlike = []
-    for _, block in code_point_blocks(0, _FOLD_ASKED):
-        if block.casefold() == block:
-            continue  # all but ~25 blocks: nothing folds
-        for c in block:
-            d = c.casefold()
-            if d == c or "A" <= c <= "Z":  # (the only ASCII characters folding changes)
-                continue
-            if (len(d) != 1 or d.isascii() or table[ord(c)] != table[ord(d)]
-                    or c.isalnum() != d.isalnum() or any(x.isascii() for x in c.lower() + d.lower())):
-                unlike.append(c)
-    return re.compile("[" + "".join(map(re.escape, unlike)) + f"{chr(_FOLD_ASKED)}-{chr(sys.maxunicode)}]")
-
-
-_FOLD_ASKED = 0x20000
 
 
 def path_changes(text: str) -> bool:

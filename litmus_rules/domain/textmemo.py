@@ -69,7 +69,7 @@ def _kept(key: tuple[str, str], result: R) -> R:
 
 def remember(memoised: Callable[[str], R], text: str, result: R) -> R:
     """Keep `result` as what the `memo_large` function `memoised` gives for `text`, where the
-    caller found it another way (paths.canonical_path_folded): a later call of `memoised` on
+    caller found it another way (path_fold.canonical_path_folded): a later call of `memoised` on
     `text` takes it from the memo. `result` must be the very value `memoised(text)` returns.
     (A function that is not `memo_large`'s, a test's stand-in say, keeps nothing.)"""
     fn = getattr(memoised, "__wrapped__", None)
