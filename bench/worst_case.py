@@ -264,7 +264,8 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
         f"p{i}": {"type": "string", "description": f"arg {i} /x/../y"} for i in range(20_000)}}
     rows.append(("20,000 properties, a path in each", ep))
-    # texts a decoder changes are still tested one at a time (~0.2 ms each): over the target
+    # (session 21) texts a decoder changes were tested one at a time (~0.2 ms each): 3.2-3.6 s;
+    # their decoder outputs are joined now (joined.py): 1.0-1.4 s
     ep = _base(30)
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
         f"p{i}": {"type": "string", "description": f"arg {i} C:\\dir\\file{i}.txt"} for i in range(20_000)}}

@@ -75,16 +75,37 @@ def assert_hint_finds_changes(texts: list[str], changes: Callable[[str], bool], 
 
 
 def assert_changed_texts_are_not_plain(texts: list[str], changes: Callable[[str], bool], token: str) -> None:
-    """Every text that `changes` holds of (or of its cleaned form) is tested on its own by the haystack,
-    and a search of the texts at once finds `token` where the search of each in turn does."""
+    """Every text that `changes` holds of (or of its cleaned form) is one the haystack sees a decoder
+    change (its decoded texts joined, or itself tested on its own), and a search of the texts at once finds `token` where the search of each in turn does."""
     from litmus_rules.domain import joined, textchecks
     from litmus_rules.domain.matching import first_leak, leaks
     from litmus_rules.domain.transforms import clean
 
     textchecks._checked_memo.clear()
-    exact = set(joined.Haystack(tuple(texts)).exact)
+    hay = joined.Haystack(tuple(texts))
+    seen = set(hay.changed) | set(hay.exact)
     for i, text in enumerate(texts):
         if changes(text) or changes(clean(text)):
-            assert i in exact, (i, text)
+            assert i in seen, (i, text)
     assert first_leak(token, texts) == next(
         ((i, w) for i, text in enumerate(texts) if (w := leaks(token, text)) is not None), None)
+
+
+def search_outcome(call: Callable[[], Any]) -> Any:
+    """A search's answer, or ("raises", the error's type name, its message) for a limit met."""
+    from litmus_rules.domain.decoding import LimitUnknown
+    from litmus_rules.domain.regexes import RegexUnknown
+
+    try:
+        return call()
+    except (LimitUnknown, RegexUnknown) as exc:
+        return ("raises", type(exc).__name__, str(exc))
+
+
+def first_one_by_one(test: Callable[[str], Any], texts: list[str]) -> Any:
+    """The first text (index, test result) on which `test` succeeds, testing each in turn."""
+    for i, text in enumerate(texts):
+        found = test(text)
+        if found is not None:
+            return i, found
+    return None

@@ -101,7 +101,7 @@ def test_a_canary_with_a_mark_on_each_character_leaks(mark: str) -> None:
 ])
 def test_escapes_only_the_joint_decoder_reads_are_found_among_many_texts(hidden: str) -> None:
     texts = ["plain words", f"ref {hidden}.", "more plain words"]
-    assert 1 in joined.Haystack(tuple(texts)).exact
+    assert 1 in joined.Haystack(tuple(texts)).changed
     found = first_leak("lc-5f0e9a1d7c3b", texts)
     assert found is not None and found[0] == 1 and "escapes decoded" in found[1].transform
 

@@ -81,7 +81,7 @@ def test_a_run_whose_last_group_alone_looks_encoded_is_hinted() -> None:
     text = "ref Xzpq Mjdp dDdr."
     assert grouped_text(text) == "_:j27it7k"
     assert grouped_hint().search(text) is not None
-    assert 0 in joined.Haystack((text, "plain")).exact
+    assert 0 in joined.Haystack((text, "plain")).changed
 
 
 def test_junk_that_decodes_to_punctuation_is_not_kept() -> None:

@@ -529,12 +529,16 @@ def test_haystack_tells_plain_texts_apart() -> None:
     texts = ("plain words", "a \\ backslash", "R&D", "&amp;", "100%", "%41", "/etc/passwd", "/etc/../x",
              "aGVsbG8gd29ybGQ=", "café — naïve", "ａ／／ｂ", "x\x00y", "lone \ud800", "getUserName", "")
     # (a path that canonicalisation changes, "/etc/../x" or "ａ／／ｂ", is plain: the join holds
-    # every text's path forms)
-    assert Haystack(texts).exact == [1, 3, 5, 8, 11, 12]
+    # every text's path forms; a text a decoder changes is joined with its decoded texts)
+    hay = Haystack(texts)
+    assert hay.changed == hay.decoded == [1, 3, 5, 8]
+    assert hay.exact == [11, 12]
     # decoders also read the text with format characters removed and NFKC applied
     layered = ("ＲＶｈＧＳＵｘｆＱ０ＦＯＱＶＪＺ", "RVhGSUxf\u200bQ0FOQVJZ", "RVhGSUxf\u00adQ0FOQVJZ", "\uff05\uff14\uff11",
                "\uff06amp;", "\uff3cu0041", "ｃａｆé", "R\u200b&D", "１００％")
-    assert Haystack(layered).exact == [0, 1, 2, 3, 4, 5]
+    hay = Haystack(layered)
+    assert hay.changed == [0, 1, 2, 3, 4, 5]
+    assert hay.exact == []
 
 
 def test_layered_encodings_are_seen_through() -> None:
@@ -564,7 +568,10 @@ def test_first_match_tests_only_candidates_and_remembers() -> None:
     assert tested == ["the needle"]  # remembered
     tested.clear()
     assert first_match(texts[:2000] + ("café", "C:\\temp"), lambda: probe, test, "needle-test") is None
-    assert tested == ["C:\\temp"]  # a backslash: not plain, so tested on its own (café is plain)
+    # a backslash: a decoder changes the text, whose decoded texts are joined too; none holds the needle
+    assert tested == []
+    assert first_match(texts[:2000] + ("C:\\temp", "n\\u0065edle"), lambda: probe, test, "needle-test") is None
+    assert tested == ["n\\u0065edle"]  # JSON-unescaped, it holds the needle: a candidate
 
 
 def test_collision_and_leak_builtins_decide_like_the_loops_they_replace() -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import litmus_rules
-from litmus_rules.domain import formcache, joined, normalize, textmemo, transforms, witnesses
+from litmus_rules.domain import formcache, joins, normalize, textmemo, transforms, witnesses
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.matching import leaks
 
@@ -106,7 +106,7 @@ def test_a_joined_run_past_the_limit_is_done_text_by_text():
     each text, as a search of one text at a time finds them (nothing raised, the same hits)."""
     each = LIGATURE * 3000  # adds 51 K: within the limit
     texts = tuple(f"{each} note {i}" for i in range(40))
-    pieces = joined._each(transforms.nfkc, texts)
+    pieces = joins._each(transforms.nfkc, texts)
     assert pieces == [unicodedata.normalize("NFKC", t) for t in texts]
     canary = "lc-7f3a9e21c4b8"
     texts = texts[:25] + (each + " " + canary.upper(),) + texts[25:]
@@ -167,7 +167,7 @@ def test_a_text_past_the_limit_among_many_is_tested_where_it_stands(hostile_at):
 def test_a_text_past_the_limit_in_a_join_is_named_by_its_index():
     texts = ("plain words", LIGATURE * 100_000, "more words")
     with pytest.raises(LimitUnknown) as caught:
-        joined._each(transforms.nfkc, texts)
+        joins._each(transforms.nfkc, texts)
     assert caught.value.index == 1
     assert not caught.value.needle
 

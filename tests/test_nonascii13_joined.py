@@ -88,7 +88,7 @@ def test_haystack_forms_are_the_old_forms(small_memo: None, texts: list[str]) ->
     hay = Haystack(tuple(texts))
     for name in FORMS:
         form = hay.form(name)
-        pieces = hay._text(name)
+        pieces = hay._joins.text(name)
         expected = _old_join(pieces)
         assert form is not None and expected is not None
         assert (form.data, form.starts) == expected, name

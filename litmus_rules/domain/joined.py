@@ -3,47 +3,58 @@ witnesses, the ones after it: `first_matches`).
 
 The rules ask "does this signal collide with any surface of the episode?" of ~600 surfaces per
 episode (10,000+ for large manifests). Testing them one by one derives every new text's forms
-(`normalize.forms`), which dominates. But most surfaces are *plain*: no decoder changes them,
-read from the text or from its cleaned form (format characters removed > tags > NFKC), which
-`forms` decodes too (no backslash; HTML and percent decoding leave both as they are; no
-base64-alphabet run of either that decodes, no group run, no markup inside a word). Every form
-of a plain text T is then one of the transforms of T, by view key:
+(`normalize.forms`), which dominates. Instead, every form of every text is found in a few joins:
+
+- the forms a text's characters make: each is one of the transforms of the text, by view key
 
     raw T, format strip_format_chars(T), tags decode_tag_chars(T), nfkc nfkc(T),
     casefold casefold(T), normalised full_normalise(T), skeleton skeleton_key(T),
     skeleton-casefold skeleton_casefold(T), path canonical_path(clean(T)),
     path-casefold canonical_path(full_normalise(T))
 
-(`probes.KEY_FORM`; the decoders add nothing). Each Unicode transform works character by
-character, or between two "starter" characters, so applied to texts joined by NUL it gives the
-join of its results: NUL is kept, produced by nothing, and composes with nothing. Path
-canonicalisation is applied to each text on its own (a URL token may run on past a NUL), and its
-results joined (session 20: a text with a path such as "/x/../y" was tested on its own). So:
+  (`probes.KEY_FORM`). Each Unicode transform works character by character, or between two
+  "starter" characters, so applied to texts joined by NUL it gives the join of its results: NUL
+  is kept, produced by nothing, and composes with nothing. Path canonicalisation is applied to
+  each text on its own (a URL token may run on past a NUL), and its results joined;
+- the forms the decoders make (JSON and other escapes, HTML, percent, base64 and hex runs,
+  grouped encodings, markup inside words), read from the raw text and from its cleaned form
+  (format characters removed > tags > NFKC), as `forms` reads them. Most texts are *plain*: no
+  decoder changes them, which a few linear scans of the join tell (`Haystack.changed`). The
+  decoder outputs of the others (`normalize.decoder_outputs`) are joined in a second set of
+  joins, each output a segment owned by its text, in the forms `forms` gives a decoded text
+  (raw, normalised, skeleton, skeleton-casefold and the two path forms: `_DECODED_FORM`).
 
-1. the texts are joined with NUL separators, and the plain ones told apart from the others with
-   a few linear scans of the join (`Haystack`);
-2. each transform is applied once, to the whole join (`Haystack.form`: UTF-8, with the byte
-   offset of every text's segment, joins.py; on ASCII texts the nine forms are four; a large
-   text's transforms and their UTF-8 are the ones its own forms use, kept by textmemo.py);
+So:
+
+1. the texts are joined with NUL separators, and the changed ones' decoder outputs likewise
+   (`Haystack`);
+2. each transform is applied once, to the whole join (joins.py: UTF-8, with the byte offset of
+   every segment; on ASCII texts the nine forms are four; a large text's transforms and their
+   UTF-8 are the ones its own forms use, kept by textmemo.py);
 3. a `Probe` (probes.py: literals and RE2 patterns, per form) finds in one pass per form the
-   *candidates*: the texts on which the exact test may succeed (a regex's probe, in a join of non-ASCII texts,
-   the one exact on the 256-character pages the join holds: `PagedPattern`);
-4. the exact test decides, in text order, on each candidate and each text that is not plain.
+   *candidates*: the texts owning a segment on which the exact test may succeed (a regex's
+   probe, in a join of non-ASCII texts, the one exact on the 256-character pages the join holds:
+   `PagedPattern`);
+4. the exact test decides, in text order, on each candidate and each text tested on its own.
 
-A text one of whose transforms meets a limit (transforms.NFKC_MAX_ADDED) is not plain either: it
-is left out of that form and tested on its own, where it stands in the order, so that a hit in
-an earlier text stands and the limit is met (and raised, naming the text) only where a search of
-one text at a time would meet it.
+A text is tested on its own, where it stands in the order, when it cannot be joined (a NUL, a
+lone surrogate), when a decoder changes it and it is large (its forms are kept with it) or one of
+its decoder outputs cannot be joined or meets a limit, and when one of its transforms meets a
+limit (transforms.NFKC_MAX_ADDED: it is left out of that form). So a hit in an earlier text
+stands and a limit is met (and raised, naming the text) only where a search of one text at a
+time would meet it.
 
 The answer is therefore the same as testing every text in order, provided that each probe is a
-superset: whenever the exact test succeeds on a plain text, the probe matches at a position of
-that text's segment (its start to its end, inclusive) in one of the joined forms. False
-candidates cost one exact test each. `matching.py` builds the probes and says why each is a
-superset.
+superset: whenever the exact test succeeds on a joined text, the probe matches at a position of
+the segment (its start to its end, inclusive) of that text or of one of its decoder outputs in
+one of the joined forms. False candidates cost one exact test each. `matching.py` builds the
+probes and says why each is a superset; a raw literal only a changed text can hold (a backslash
+or percent escape: `Probe.escaped`) is searched for when there are changed texts.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import contextvars
 import functools
@@ -54,38 +65,18 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
-from litmus_rules.domain.joins import _PLUS_ONE, SEP, _each, _encoded_join, _Form
+from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
-from litmus_rules.domain.paths import canonical_path
-from litmus_rules.domain.probes import PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
-from litmus_rules.domain.regexes import _pages as text_pages
+from litmus_rules.domain.normalize import Undecodable, decoder_outputs
+from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.textchecks import checked, checking
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
-from litmus_rules.domain.transforms import (
-    _full_from_clean,
-    casefold,
-    clean,
-    decode_tag_chars,
-    nfkc,
-    skeleton_ascii_map,
-    skeleton_key,
-    strip_format_chars,
-)
+from litmus_rules.domain.transforms import clean
 
-# How each form is derived: from the raw join, or from another form (as normalize.py derives it:
-# full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
-_TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
-    "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
-    "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
-    "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
-    "path": ("cleaned", canonical_path), "path-casefold": ("normalised", canonical_path),
-}
-# The path forms: derived text by text (a URL token runs on past a NUL), and most texts leave
-# them as their source is, whose join then serves them too.
-_PATH_FORMS = frozenset({"path", "path-casefold"})
-# On ASCII text: the transforms that leave it as it is, and those that lower-case it.
-_ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
-_ASCII_LOWER = frozenset({"casefold", "normalised"})
+# The view keys of a decoder's output (normalize._decoded_chain) -> the form of the decoded join
+# that holds them, by the probe form that holds each key's literals
+_DECODED_FORM = {KEY_FORM[key]: key
+                 for key in ("raw", "normalised", "skeleton", "skeleton-casefold", "path", "path-casefold")}
 
 W = TypeVar("W")
 
@@ -113,23 +104,20 @@ def _alternation(lits: tuple[bytes, ...]) -> Any:
 
 
 class Haystack:
-    """Texts joined by NUL, in every form, with the indices of the texts that are not plain."""
+    """Texts joined by NUL, in every form, with the decoded texts of those a decoder changes, and
+    the indices of the texts tested on their own."""
 
-    __slots__ = ("_forms", "_page_sets", "_pieces", "_texts", "_unknown", "ascii", "exact", "results", "size",
-                 "texts")
+    __slots__ = ("_alone", "_decoded", "_exact", "_exact_key", "_joins", "_owner", "ascii", "changed",
+                 "results", "size", "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
         self.results: dict[Any, Any] = {}
-        self._forms: dict[str, _Form | None] = {}
-        self._texts: dict[str, list[str]] = {}
-        self._page_sets: dict[str, tuple[int, ...]] = {}
-        # texts a transform could not derive a form of (a limit: LimitUnknown), left out of that
-        # form and tested on their own, where the exact test meets the limit in text order
-        self._unknown: set[int] = set()
-        self.exact: list[int] = []
-        exact: set[int] = set()
-        pieces: Sequence[str] = texts
+        # texts tested on their own: a NUL or lone surrogate, a large text a decoder changes, a
+        # decoder's limit met; and (`exact`) those a transform could not derive a form of
+        alone: set[int] = set()
+        self._alone = alone
+        pieces: list[str] = list(texts)
         joined = SEP + SEP.join(texts)
         self.ascii = joined.isascii()
         form: _Form | None = None
@@ -148,18 +136,27 @@ class Haystack:
         if form is None:
             # A text holding a NUL (it would split its segment) or a lone surrogate (no UTF-8)
             # is left out of the join and tested on its own.
-            pieces = []
             for i, text in enumerate(texts):
                 if SEP in text or (not text.isascii() and _has_surrogate(text)):
-                    exact.add(i)
-                    pieces.append("")
-                else:
-                    pieces.append(text)
+                    alone.add(i)
+                    pieces[i] = ""
             form = _encoded_join(pieces)
             assert form is not None  # no piece holds a NUL or a lone surrogate now
-        self._pieces = list(pieces)
-        self._forms["raw"] = form
+        self._joins = Joins(pieces, form, self.ascii)
         self.size = len(form.data)
+        self._exact_key: tuple[int, int] | None = None
+        self._exact: list[int] = []
+        self.changed = self._changed_by_decoders(alone)
+        self._decoded: Joins | None = None
+        self._owner: list[int] = []
+        if self.changed:
+            self._join_decoded()
+
+    def _changed_by_decoders(self, skip: set[int]) -> list[int]:
+        """The texts (but those in `skip`) that a decoder changes, read from the raw text or
+        (non-ASCII joins) the cleaned one, as `normalize.derivations` decodes both."""
+        texts = self.texts
+        changed: set[int] = set()
 
         def always(i: int) -> bool:
             return True
@@ -180,37 +177,86 @@ class Haystack:
                        ("cleaned", b"%", escapes), ("cleaned", b"=", escapes)]
         for name, char, differs in checks:
             for i in self._segments_with(name, char):
-                if i not in exact and differs(i):
-                    exact.add(i)
+                if i not in changed and i not in skip and differs(i):
+                    changed.add(i)
         # base64 / hex runs, in the raw text and (non-ASCII) in the cleaned text
-        run_sources: list[tuple[_Form | None, Callable[[str], str]]] = [(form, lambda t: t)]
+        run_sources: list[tuple[_Form | None, Callable[[str], str]]] = [(self._joins.raw, lambda t: t)]
         if not self.ascii:
-            run_sources.append((self.form("cleaned"), clean))
+            run_sources.append((self._joins.form("cleaned"), clean))
         for source, derive in run_sources:
             hinted = range(len(texts)) if source is None else self._hinted_runs(source)
             for i in hinted:
-                if i in exact:
+                if i in changed or i in skip:
                     continue
                 if source is not None:
                     end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
                     if _run8().search(source.data, source.starts[i], end) is None:
                         continue
                 if checked("runs", derive(texts[i])):
-                    exact.add(i)
+                    changed.add(i)
         # grouped encodings ("bGMt NWYw", "6c:63:2d"), likewise
         for source, derive in run_sources:
             for i in range(len(texts)) if source is None else self._segments_matching(source, grouped_hint()):
-                if i not in exact and checked("groups", derive(texts[i])):
-                    exact.add(i)
+                if i not in changed and i not in skip and checked("groups", derive(texts[i])):
+                    changed.add(i)
         # markup and line wraps inside words ("lc-5f<b>0e9a</b>3b", "lc-\n5f0e"), likewise
         for source, derive in run_sources:
             for i in range(len(texts)) if source is None else self._segments_matching(source, markup_hint()):
-                if i not in exact and checked("markup", derive(texts[i])):
-                    exact.add(i)
-        self.exact = sorted(exact | self._unknown)
+                if i not in changed and i not in skip and checked("markup", derive(texts[i])):
+                    changed.add(i)
+        return sorted(changed)
+
+    def _join_decoded(self) -> None:
+        """Join what the decoders make of each changed text (`_decoder_pieces`), every output a
+        piece, in text order; `_owner[p]` is the text of piece p. A text is tested on its own
+        instead when it is large (its forms are kept with it) or `_decoder_pieces` says so."""
+        texts, alone = self.texts, self._alone
+        cleaned = None if self.ascii else self._joins.text("cleaned")
+        pieces: list[str] = []
+        owner: list[int] = []
+        for i in self.changed:
+            text = texts[i]
+            if len(text) >= MEMO_MIN or i in self._joins.unknown:
+                alone.add(i)
+                continue
+            outputs = _decoder_memo.get(text, _MISSING)
+            if outputs is _MISSING:
+                made = _decoder_pieces(text, None if cleaned is None else cleaned[i])
+                outputs = _decoder_memo.put(text, made, 64 + len(text) + sum(map(len, made or ())))
+            if outputs is None:
+                alone.add(i)
+            else:
+                pieces += outputs
+                owner += [i] * len(outputs)
+        if not pieces:
+            return
+        raw = _encoded_join(pieces)
+        assert raw is not None  # no piece holds a NUL or a lone surrogate
+        self._decoded = Joins(pieces, raw, raw.data.isascii())
+        self._owner = owner
+        self.size += len(raw.data)
+
+    @property
+    def exact(self) -> list[int]:
+        """The texts tested on their own, in order: those left out of the join, and those one of
+        whose forms (or of their decoded texts' forms) a transform could not derive."""
+        decoded = self._decoded
+        key = (len(self._joins.unknown), 0 if decoded is None else len(decoded.unknown))
+        if key != self._exact_key:
+            owners = set() if decoded is None else {self._owner[p] for p in decoded.unknown}
+            self._exact = sorted(self._alone | self._joins.unknown | owners)
+            self._exact_key = key
+        return self._exact
+
+    @property
+    def decoded(self) -> list[int]:
+        """The texts a decoder changes that are searched in the join: their decoded texts' forms
+        are joined too."""
+        exact = set(self.exact)
+        return [i for i in self.changed if i not in exact]
 
     def _segments_with(self, name: str, char: bytes) -> list[int]:
-        form = self.form(name)
+        form = self._joins.form(name)
         if form is None:
             return list(range(len(self.texts)))
         out = []
@@ -247,75 +293,25 @@ class Haystack:
         return out
 
     def form(self, name: str) -> _Form | None:
-        """One of FORMS of the join; None if it could not be derived as a join (then every
-        text is a candidate for a probe looking in it)."""
-        if name in self._forms:
-            return self._forms[name]
-        raw = self._forms["raw"]
-        assert raw is not None
-        got: _Form | None
-        if self.ascii and name in _ASCII_SAME:
-            got = raw
-        elif self.ascii and name in _ASCII_LOWER:
-            # one object for both: a probe's searches in a form are made once per object
-            other = next((f for n in _ASCII_LOWER if (f := self._forms.get(n)) is not None), None)
-            got = other if other is not None else _Form(raw.data.lower(), raw.starts)
-        elif self.ascii and name == "skeleton":
-            got = _Form(raw.data.translate(skeleton_ascii_map()), raw.starts)
-        elif self.ascii and name == "skeleton-casefold":
-            skeleton = self.form("skeleton")
-            assert skeleton is not None
-            got = _Form(skeleton.data.lower(), raw.starts)
-        elif self.ascii and name == "path-casefold":
-            # on ASCII, lower-casing commutes with path canonicalisation (as normalize.py reads it)
-            path = self.form("path")
-            got = None if path is None else self.form("casefold") if path is raw else _Form(path.data.lower(), path.starts)
-        else:
-            pieces = self._text(name)
-            source = _TRANSFORMS[name][0] if name in _PATH_FORMS else None
-            if pieces == self._pieces:  # (the transforms give back an unchanged text itself: cheap)
-                got = raw
-            elif source is not None and pieces == self._text(source):
-                got = self.form(source)
-            else:
-                # None: a NUL made or lost, never seen (every transform keeps each NUL, module doc)
-                got = _encoded_join(pieces)
-        self._forms[name] = got
-        return got
+        """One of FORMS of the join (None: not derived as a join, every text a candidate)."""
+        return self._joins.form(name)
 
-    def _text(self, name: str) -> list[str]:
-        """A form of each text (non-ASCII joins)."""
-        if name == "raw":
-            return list(self._pieces)
-        got = self._texts.get(name)
-        if got is None:
-            source, transform = _TRANSFORMS[name]
-            before = len(self._unknown)
-            if name in _PATH_FORMS:
-                # text by text: a URL token runs on past a NUL, and only a text with a separator
-                # holds a path token
-                got = self._texts[name] = [transform(piece) if "/" in piece or "\\" in piece else piece
-                                           for piece in self._text(source)]
-            else:
-                got = self._texts[name] = _each(transform, self._text(source), self._unknown)
-            if len(self._unknown) > before:
-                self.exact = sorted(set(self.exact) | self._unknown)
-        return got
+    def _searched(self, name: str) -> list[tuple[Joins, _Form | None, list[int] | None]]:
+        """Where a probe's entry for form `name` looks: (joins, their form, the text of each
+        segment: None where segment i is text i); the decoded join too where it holds a form of
+        that name's view keys."""
+        out: list[tuple[Joins, _Form | None, list[int] | None]] = [(self._joins, self._joins.form(name), None)]
+        decoded = self._decoded
+        if decoded is not None and name in _DECODED_FORM:
+            out.append((decoded, decoded.form(_DECODED_FORM[name]), self._owner))
+        return out
 
-    def _paged(self, name: str, paged: PagedPattern) -> Any:
+    @staticmethod
+    def _paged(joins: Joins, name: str, paged: PagedPattern) -> Any:
         """The pattern to search form `name` with: exact on the pages it holds (non-ASCII joins)."""
-        if self.ascii:
+        if joins.ascii:
             return paged.pattern
-        pages = self._page_sets.get(name)
-        if pages is None:
-            pieces = self._text(name)
-            # a large text's pages are kept with it (its forms' searches ask them too)
-            found = set(text_pages("".join(piece for piece in pieces if len(piece) < MEMO_MIN)))
-            for piece in pieces:
-                if len(piece) >= MEMO_MIN:
-                    found.update(text_pages(piece))
-            pages = self._page_sets[name] = tuple(sorted(found))
-        exact = paged.on_pages(pages)
+        exact = paged.on_pages(joins.pages(name))
         return paged.pattern if exact is None else exact
 
     def first(self, probe: Probe, test: Callable[[str], W | None]) -> tuple[int, W] | None:
@@ -325,57 +321,72 @@ class Haystack:
 
     def matches(self, probe: Probe, test: Callable[[str], W | None], start: int = 0) -> Iterator[tuple[int, W]]:
         """Every text from `start` on (index, test result) on which `test` succeeds, in order,
-        found lazily: only candidates and texts that are not plain are tested."""
+        found lazily: only candidates and texts tested on their own are tested."""
         texts, n = self.texts, len(self.texts)
         if probe.every_text:
             yield from _one_by_one(texts, range(start, n), test)
             return
-        # (form, literal) pairs for bytes.find and (form, pattern) pairs for RE2; a form that
-        # several names share (on ASCII text, raw is also format, tags, nfkc, cleaned) once
-        lits_in: dict[int, tuple[_Form, set[bytes]]] = {}
-        searches: list[tuple[_Form, Any]] = []
+        # (form, literals) for bytes.find and (form, pattern) for RE2, each with the text of each
+        # segment (None: segment i is text i); a form that several names share (on ASCII text,
+        # raw is also format, tags, nfkc, cleaned) once
+        # (the literals no plain text holds, `Probe.escaped`, apart: a few long encoded forms of a
+        # token would make the other literals' alternation costly to compile)
+        lits_in: dict[tuple[int, bool], tuple[_Form, list[int] | None, set[bytes]]] = {}
+        searches: list[tuple[_Form, list[int] | None, Any]] = []
         for name, lits in probe.literals:
-            form = self.form(name)
-            if form is None:
-                yield from _one_by_one(texts, range(start, n), test)
-                return
-            lits_in.setdefault(id(form), (form, set()))[1].update(
-                filter(bytes.isascii, lits) if self.ascii else lits)  # ASCII texts: ASCII forms
+            for joins, form, owner in self._searched(name):
+                if form is None:
+                    yield from _one_by_one(texts, range(start, n), test)
+                    return
+                wanted = lits_in.setdefault((id(form), False), (form, owner, set()))[2]
+                wanted.update(filter(bytes.isascii, lits) if joins.ascii else lits)  # ASCII texts: ASCII forms
+                if name == "raw" and self.changed and probe.escaped:
+                    wanted = lits_in.setdefault((id(form), True), (form, owner, set()))[2]
+                    wanted.update(filter(bytes.isascii, probe.escaped) if joins.ascii else probe.escaped)
         for name, pattern in probe.patterns:
-            form = self.form(name)
-            if form is None:
-                yield from _one_by_one(texts, range(start, n), test)
-                return
-            if isinstance(pattern, PagedPattern):
-                pattern = self._paged(name, pattern)
-            if (form, pattern) not in searches:
-                searches.append((form, pattern))
-        finds: list[tuple[_Form, bytes]] = []
-        for form, found_lits in lits_in.values():
+            for joins, form, owner in self._searched(name):
+                if form is None:
+                    yield from _one_by_one(texts, range(start, n), test)
+                    return
+                searched = self._paged(joins, name, pattern) if isinstance(pattern, PagedPattern) else pattern
+                if not any(f is form and p is searched for f, _, p in searches):
+                    searches.append((form, owner, searched))
+        finds: list[tuple[_Form, list[int] | None, bytes]] = []
+        for form, owner, found_lits in lits_in.values():
             lits = tuple(sorted(found_lits))
-            pattern = _alternation(lits) if len(lits) > 1 and len(lits) * self.size > FIND_BYTES else None
+            pattern = _alternation(lits) if len(lits) > 1 and len(lits) * len(form.data) > FIND_BYTES else None
             if pattern is not None:
-                searches.append((form, pattern))
+                searches.append((form, owner, pattern))
             else:
-                finds += [(form, lit) for lit in lits]
+                finds += [(form, owner, lit) for lit in lits]
+        exact = self.exact  # (after the forms: a limit met deriving one adds its text)
         # the text holding each literal's and pattern's first hit at or after the start of
         # text k in its form (n: no hit); a hit in text k or later stays the first one
         found_in = [-1] * len(finds)
         hit_in = [-1] * len(searches)
-        exact = self.exact
         e = 0
         k = start
         while k < n:
             candidate = n
-            for j, (form, lit) in enumerate(finds):
+            for j, (form, owner, lit) in enumerate(finds):
                 if found_in[j] < k:
-                    at = form.data.find(lit, form.starts[k])
-                    found_in[j] = form.segment_at(at) if at >= 0 else n
+                    if owner is None:
+                        at = form.data.find(lit, form.starts[k])
+                        found_in[j] = form.segment_at(at) if at >= 0 else n
+                    else:
+                        p = bisect.bisect_left(owner, k)
+                        at = form.data.find(lit, form.starts[p]) if p < len(owner) else -1
+                        found_in[j] = owner[form.segment_at(at)] if at >= 0 else n
                 candidate = min(candidate, found_in[j])
-            for j, (form, pattern) in enumerate(searches):
+            for j, (form, owner, pattern) in enumerate(searches):
                 if hit_in[j] < k:
-                    m = pattern.search(form.data, form.starts[k])
-                    hit_in[j] = form.segment_at(m.start()) if m is not None else n
+                    if owner is None:
+                        m = pattern.search(form.data, form.starts[k])
+                        hit_in[j] = form.segment_at(m.start()) if m is not None else n
+                    else:
+                        p = bisect.bisect_left(owner, k)
+                        m = pattern.search(form.data, form.starts[p]) if p < len(owner) else None
+                        hit_in[j] = owner[form.segment_at(m.start())] if m is not None else n
                 candidate = min(candidate, hit_in[j])
             while e < len(exact) and exact[e] < k:
                 e += 1
@@ -387,6 +398,32 @@ class Haystack:
             if found is not None:
                 yield candidate, found
             k = candidate + 1
+
+
+def _decoder_pieces(text: str, cleaned: str | None) -> tuple[str, ...] | None:
+    """What the decoders make of `text` and of its cleaned text when that differs
+    (`normalize.decoder_outputs`), or None when the text is to be tested on its own: a decoder
+    met a limit, or an output holds a NUL or a lone surrogate (it cannot be joined)."""
+    outputs: list[str] = []
+    for source in (text,) if cleaned is None or cleaned == text else (text, cleaned):
+        for output in decoder_outputs(source):
+            if output.__class__ is Undecodable:
+                return None
+            decoded = output[1]  # type: ignore[index]
+            if SEP in decoded or (not decoded.isascii() and _has_surrogate(decoded)):
+                return None
+            outputs.append(decoded)
+    return tuple(outputs)
+
+
+# What the decoders make of a text, kept by text: an episode's haystacks share texts (its injected
+# surfaces are some of its surfaces), and so do a batch's episodes (a tool manifest). A memo of a
+# pure function (as textchecks' is), bounded by entries and by characters; scan-resistant, as the
+# texts of a large manifest are asked for in turn, once per haystack.
+DECODER_MEMO_ENTRIES = 32768
+DECODER_MEMO_CHARS = 4 << 20
+_decoder_memo: BoundedCache[tuple[str, ...] | None] = BoundedCache(DECODER_MEMO_ENTRIES, DECODER_MEMO_CHARS,
+                                                            scan_resistant=True)
 
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:

@@ -1,7 +1,8 @@
 """Texts joined by NUL, as joined.py searches them: each form of the join UTF-8 encoded with where
-each text's segment starts (`_Form`, `_encoded_join`), and a transform applied to many small texts
-in one call on their join (`_each`). A large text (textmemo.MEMO_MIN characters or more) stands
-alone: its UTF-8 and its transforms are the ones its own forms use, kept with it."""
+each text's segment starts (`_Form`, `_encoded_join`), a transform applied to many small texts in
+one call on their join (`_each`), and every form of a join derived on demand (`Joins`). A large
+text (textmemo.MEMO_MIN characters or more) stands alone: its UTF-8 and its transforms are the
+ones its own forms use, kept with it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,21 @@ import bisect
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 
+from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
+from litmus_rules.domain.paths import canonical_path
+from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textmemo import MEMO_MIN, utf8
+from litmus_rules.domain.transforms import (
+    _full_from_clean,
+    casefold,
+    clean,
+    decode_tag_chars,
+    nfkc,
+    skeleton_ascii_map,
+    skeleton_key,
+    strip_format_chars,
+)
 
 SEP = "\x00"
 _PLUS_ONE = (1).__add__
@@ -101,3 +115,126 @@ def _segments(pieces: Sequence[str]) -> Iterator[tuple[int, int, bool]]:
             start = i + 1
     if start < len(pieces):
         yield start, len(pieces), False
+
+
+# canonical_path of short pieces, kept by piece: an episode's haystacks share texts (its injected
+# surfaces are some of its surfaces), and a large manifest's texts are asked for in turn, once per
+# haystack (a large piece's is textmemo's). A memo of a pure function, bounded by entries and
+# characters, as textchecks' is.
+PATH_MEMO_ENTRIES = 32768
+PATH_MEMO_CHARS = 4 << 20
+_path_memo: BoundedCache[str] = BoundedCache(PATH_MEMO_ENTRIES, PATH_MEMO_CHARS, scan_resistant=True)
+
+
+def _canonical_path_kept(piece: str) -> str:
+    if len(piece) >= MEMO_MIN:
+        return canonical_path(piece)
+    hit = _path_memo.get(piece)
+    if hit is None:
+        hit = _path_memo.put(piece, canonical_path(piece), 64 + 2 * len(piece))
+    return hit
+
+
+# How each form is derived: from the raw join, or from another form (as normalize.py derives it:
+# full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
+_TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
+    "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
+    "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
+    "path": ("cleaned", _canonical_path_kept), "path-casefold": ("normalised", _canonical_path_kept),
+}
+# The path forms: derived text by text (a URL token runs on past a NUL), and most texts leave
+# them as their source is, whose join then serves them too.
+_PATH_FORMS = frozenset({"path", "path-casefold"})
+# On ASCII text: the transforms that leave it as it is, and those that lower-case it.
+_ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
+_ASCII_LOWER = frozenset({"casefold", "normalised"})
+
+
+class Joins:
+    """Pieces joined by NUL, and each form of the join (a name of _TRANSFORMS), derived when first
+    asked: each transform once over the join (`_each`), the path forms piece by piece.
+
+    A piece one of whose transforms meets a limit (LimitUnknown) is "" in that form and its index
+    goes into `unknown`: the caller tests its text on its own."""
+
+    __slots__ = ("_forms", "_page_sets", "_texts", "ascii", "pieces", "unknown")
+
+    def __init__(self, pieces: list[str], raw: _Form, ascii: bool) -> None:
+        self.pieces = pieces
+        self.ascii = ascii
+        self.unknown: set[int] = set()
+        self._forms: dict[str, _Form | None] = {"raw": raw}
+        self._texts: dict[str, list[str]] = {}
+        self._page_sets: dict[str, tuple[int, ...]] = {}
+
+    @property
+    def raw(self) -> _Form:
+        raw = self._forms["raw"]
+        assert raw is not None
+        return raw
+
+    def form(self, name: str) -> _Form | None:
+        """A form of the join; None if it could not be derived as a join (then every text is a
+        candidate for a probe looking in it)."""
+        if name in self._forms:
+            return self._forms[name]
+        raw = self.raw
+        got: _Form | None
+        if self.ascii and name in _ASCII_SAME:
+            got = raw
+        elif self.ascii and name in _ASCII_LOWER:
+            # one object for both: a probe's searches in a form are made once per object
+            other = next((f for n in _ASCII_LOWER if (f := self._forms.get(n)) is not None), None)
+            got = other if other is not None else _Form(raw.data.lower(), raw.starts)
+        elif self.ascii and name == "skeleton":
+            got = _Form(raw.data.translate(skeleton_ascii_map()), raw.starts)
+        elif self.ascii and name == "skeleton-casefold":
+            skeleton = self.form("skeleton")
+            assert skeleton is not None
+            got = _Form(skeleton.data.lower(), raw.starts)
+        elif self.ascii and name == "path-casefold":
+            # on ASCII, lower-casing commutes with path canonicalisation (as normalize.py reads it)
+            path = self.form("path")
+            got = None if path is None else self.form("casefold") if path is raw else _Form(path.data.lower(), path.starts)
+        else:
+            pieces = self.text(name)
+            source = _TRANSFORMS[name][0] if name in _PATH_FORMS else None
+            if pieces == self.pieces:  # (the transforms give back an unchanged text itself: cheap)
+                got = raw
+            elif source is not None and pieces == self.text(source):
+                got = self.form(source)
+            else:
+                # None: a NUL made or lost, never seen (every transform keeps each NUL, module doc)
+                got = _encoded_join(pieces)
+        self._forms[name] = got
+        return got
+
+    def text(self, name: str) -> list[str]:
+        """A form of each piece (non-ASCII joins)."""
+        if name == "raw":
+            return self.pieces
+        got = self._texts.get(name)
+        if got is None:
+            source, transform = _TRANSFORMS[name]
+            if name in _PATH_FORMS:
+                # piece by piece: a URL token runs on past a NUL, and only a piece with a
+                # separator holds a path token
+                got = [transform(piece) if "/" in piece or "\\" in piece else piece for piece in self.text(source)]
+            else:
+                got = _each(transform, self.text(source), self.unknown)
+            self._texts[name] = got
+        return got
+
+    def pages(self, name: str) -> tuple[int, ...]:
+        """The 256-character pages the characters of form `name` are in (a non-ASCII join's)."""
+        pages = self._page_sets.get(name)
+        if pages is None:
+            pieces = self.text(name)
+            # a large piece's pages are kept with it (its forms' searches ask them too)
+            found = set(text_pages("".join(piece for piece in pieces if len(piece) < MEMO_MIN)))
+            for piece in pieces:
+                if len(piece) >= MEMO_MIN:
+                    found.update(text_pages(piece))
+            pages = self._page_sets[name] = tuple(sorted(found))
+        return pages

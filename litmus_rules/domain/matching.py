@@ -434,11 +434,11 @@ def _regex_in_form(value: str, flags: tuple[str, ...], ignorecase: bool, ascii_t
 
 # --- many texts at once ------------------------------------------------------------------------
 # `first_leak` and `first_collision` give the answer of testing each text in order, with one pass
-# over all the texts for the common case (joined.py). Their probes must find every *plain* text
-# on which the exact test succeeds. A form of a plain text T that holds a view with key K is the
-# text of T's segment in the joined form KEY_FORM[K] (joined.py); so a test that looks for
-# something in the forms holding some views is matched by a probe that looks for it in the
-# joined forms of those views' keys.
+# over all the texts (joined.py). Their probes must find every joined text on which the exact
+# test succeeds. A form of a text T that holds a view with key K is the text of T's segment, or of
+# the segment of one of T's decoder outputs, in the joined form KEY_FORM[K] (joined.py); so a test
+# that looks for something in the forms holding some views is matched by a probe that looks for it
+# in the joined forms of those views' keys.
 
 
 @functools.lru_cache(maxsize=1024)

@@ -316,26 +316,40 @@ def _skeletons(unmasked_text: str) -> Iterator[Derivation]:
 def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation | Undecodable]:
     """Each decoder's output on each source (a name prefix, a text), through `_decoded_chain`."""
     for prefix, source in sources:
-        escapes: list[str] = []  # what the escape decoders made of `source` (json, html, percent)
-        for name, decode in _DECODERS:
-            label = f"{prefix} > {name}" if prefix else name
-            try:
-                if decode is unescape_all and not nested_escapes(source, escapes if len(escapes) == 3 else None):
-                    continue
-                decoded = decode(source)
-            except LimitUnknown as exc:
-                yield Undecodable(label, str(exc))
+        for output in decoder_outputs(source, prefix):
+            if output.__class__ is Undecodable:
+                yield output
+            else:
+                label, decoded, whole = output  # type: ignore[misc]
+                yield from _decoded_chain(label, decoded, whole)
+                del decoded
+
+
+def decoder_outputs(source: str, prefix: str = "") -> Iterator[tuple[str, str, bool] | Undecodable]:
+    """What each decoder makes of `source` that differs from it and is not empty, in `_DECODERS`
+    order: (name, decoded text, whole), `whole` false where only the raw and normalised steps of
+    the chain follow (`_decoded_chain`); or Undecodable where a decoder met a limit. These are the
+    texts whose chains `derivations` searches (joined.py joins them for many texts at once)."""
+    escapes: list[str] = []  # what the escape decoders made of `source` (json, html, percent)
+    for name, decode in _DECODERS:
+        label = f"{prefix} > {name}" if prefix else name
+        try:
+            if decode is unescape_all and not nested_escapes(source, escapes if len(escapes) == 3 else None):
                 continue
-            if name in _ESCAPE_DECODERS:
-                escapes.append(decoded)
-            if not decoded or decoded == source:
-                continue
-            if decode is unescape_all and decoded in escapes:
-                continue  # one decoder alone made it: its forms are there already
-            # ("escapes decoded": raw and normalised only; escapes of two kinds in one large text,
-            # random bytes percent-encoded holding JSON escapes by chance, would cost a whole chain)
-            yield from _decoded_chain(label, decoded, whole=name not in _SHORT_CHAIN)
-            del decoded
+            decoded = decode(source)
+        except LimitUnknown as exc:
+            yield Undecodable(label, str(exc))
+            continue
+        if name in _ESCAPE_DECODERS:
+            escapes.append(decoded)
+        if not decoded or decoded == source:
+            continue
+        if decode is unescape_all and decoded in escapes:
+            continue  # one decoder alone made it: its forms are there already
+        # ("escapes decoded": raw and normalised only; escapes of two kinds in one large text,
+        # random bytes percent-encoded holding JSON escapes by chance, would cost a whole chain)
+        yield label, decoded, name not in _SHORT_CHAIN
+        del decoded
 
 
 def forms(text: str) -> tuple[Form | Undecodable, ...]:

@@ -1,11 +1,13 @@
 """Probes: where to look for a test's candidates in texts joined by NUL (joined.py), per form of
 the join, as literals and compiled RE2 patterns. `matching.py` builds the probes of its tests and
-says why each is a superset: whenever the exact test succeeds on a plain text, the probe matches
-in that text's segment of one of the joined forms (joined.py's module doc).
+says why each is a superset: whenever the exact test succeeds on a joined text, the probe
+matches in the segment of that text (or of one of its decoder outputs) of one of the joined forms
+(joined.py's module doc).
 
 A probe's literals are kept lean (`_plain_literals`): in the raw form, those that cannot occur in
-a plain text are dropped, and in any form those that hold a shorter one (wherever they occur, so
-does the shorter one)."""
+a plain text (one no decoder changes) are kept apart (`Probe.escaped`, searched for only when a
+decoder changes some text), and in any form those that hold a shorter one are dropped (wherever
+they occur, so does the shorter one)."""
 
 from __future__ import annotations
 
@@ -60,6 +62,20 @@ def _plain_literals(form: str, lits: Collection[str]) -> tuple[bytes, ...] | Non
         return tuple(lit.encode("utf-8") for lit in kept if not _has_surrogate(lit))
 
 
+def _escaped_literals(lits: Iterable[str]) -> tuple[bytes, ...]:
+    """The raw literals `_plain_literals` drops because no plain text can hold them (a backslash,
+    a percent escape), UTF-8 encoded; those with a lone surrogate are left out (a text holding
+    one is tested on its own, and a decoded text holding one makes its text so)."""
+    out = []
+    for lit in lits:
+        if "\\" in lit or ("%" in lit and _PERCENT_ESCAPE.search(lit)):
+            try:
+                out.append(lit.encode("utf-8"))
+            except UnicodeEncodeError:
+                pass
+    return tuple(sorted(out))
+
+
 def _holds_one(lit: str, by_length: dict[int, set[str]]) -> bool:
     """Whether one of the (shorter) kept literals, by length, occurs in `lit`. For a length with
     few of them: a search for each, in C. With many short ones (the windows of a long token:
@@ -89,18 +105,22 @@ def _has_surrogate(text: str) -> bool:
 
 @record
 class Probe:
-    """Where to look in the joined plain texts: per form, literals and compiled RE2 patterns.
+    """Where to look in the joined texts: per form, literals and compiled RE2 patterns.
     `every_text`: no filter is possible: every text is a candidate."""
 
     literals: tuple[tuple[str, tuple[bytes, ...]], ...] = ()
     patterns: tuple[tuple[str, Any], ...] = ()
     every_text: bool = False
+    # the raw form's literals that no plain text holds (`_escaped_literals`): a text a decoder
+    # changes may, and joined.py looks for them where it joins such texts
+    escaped: tuple[bytes, ...] = ()
 
     @classmethod
     def of(cls, literals: Mapping[str, Iterable[str]],
            patterns: Iterable[tuple[str, Any]] = ()) -> Probe:
         """A probe for these literals and compiled patterns, per form (FORMS)."""
         kept_literals = []
+        escaped = _escaped_literals(literals.get("raw", ()))
         # forms often share a literal set (the case-preserving transforms of an ASCII token)
         done: dict[tuple[bool, frozenset[str]], tuple[bytes, ...] | None] = {}
         for form, lits in literals.items():
@@ -110,7 +130,7 @@ class Probe:
                 return EVERY_TEXT
             if kept:
                 kept_literals.append((form, kept))
-        probe = cls(tuple(kept_literals), tuple(patterns))
+        probe = cls(tuple(kept_literals), tuple(patterns), escaped=escaped)
         assert all(form in FORMS for form, _ in probe.literals + probe.patterns), probe
         return probe
 
