@@ -61,10 +61,12 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
 }
 # Their answers, kept by text: an episode's haystacks share texts (its injected surfaces are some
 # of its surfaces), and so do the episodes of a batch (a tool manifest, a system prompt). A memo of
-# pure functions, bounded by entries and by the characters of the texts it holds.
-CHECKED_ENTRIES = 4096
+# pure functions, bounded by entries and by the characters of the texts it holds; scan-resistant,
+# as a large manifest's texts are asked for in turn, once per haystack (20,000 of them: LRU kept
+# none of the first haystack's answers for the second).
+CHECKED_ENTRIES = 32768
 CHECKED_CHARS = 4 << 20
-_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS)
+_checked_memo: BoundedCache[bool] = BoundedCache(CHECKED_ENTRIES, CHECKED_CHARS, scan_resistant=True)
 
 
 def checked(check: str, text: str) -> bool:
