@@ -204,3 +204,35 @@ def test_kept_decoder_outputs_and_paths_stay_within_their_bounds(monkeypatch: An
     assert joined._decoder_memo._weight <= 4096 and joins._path_memo._weight <= 4096
     assert _joined_state(Haystack(texts)) == first  # evicted ones made again
     assert first[0] == first[2] == list(range(50))
+
+
+def test_decoder_outputs_past_the_budget_make_their_texts_tested_on_their_own(monkeypatch: Any) -> None:
+    """The decoded join holds at most as many characters as the join of the texts, and
+    DECODED_EXTRA more: the texts whose outputs do not fit are tested on their own, and the
+    search answers as before."""
+    monkeypatch.setattr(joined, "DECODED_EXTRA", 0)
+    _fresh()
+    texts = ["plain words"] * 3 + [f"x {_B64} {i} %6C%63 &amp; \\u006c" for i in range(6)] + ["lc\\u002d5f0e9a1d7c3b"]
+    hay = Haystack(tuple(texts))
+    assert hay.changed == list(range(3, 10))
+    assert hay.exact and set(hay.exact) <= set(hay.changed)  # some past the budget
+    assert hay.decoded  # and some within it
+    decoded = hay._decoded
+    assert decoded is not None and len("".join(decoded.pieces)) <= sum(map(len, texts))
+    for token in (TOKEN, "lc-", "R&D", "&"):
+        joined._haystacks.clear()
+        assert first_leak(token, texts) == first_one_by_one(lambda t: leaks(token, t), texts)
+
+
+def test_the_joins_of_small_texts_are_not_kept_by_the_memo_of_large_ones() -> None:
+    """The memo of large texts' transforms (textmemo) weighs a result, not its key: a join of
+    small texts, made for one call, would be held with every transform of it (`transient`)."""
+    _fresh()
+    texts = tuple(f"é {i} x{_B64}x &amp; \\u00e9 ﬁ" for i in range(2000))  # joins past MEMO_MIN
+    assert sum(map(len, texts)) > textmemo.MEMO_MIN and all(len(t) < textmemo.MEMO_MIN for t in texts)
+    hay = Haystack(texts)
+    for name in ("normalised", "skeleton", "skeleton-casefold", "path", "path-casefold"):
+        hay.form(name)
+        assert hay._decoded is not None and hay._decoded.form(name) is not None
+    hay._joins.pages("skeleton")
+    assert len(textmemo._memo) == 0

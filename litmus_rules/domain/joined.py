@@ -209,11 +209,14 @@ class Haystack:
     def _join_decoded(self) -> None:
         """Join what the decoders make of each changed text (`_decoder_pieces`), every output a
         piece, in text order; `_owner[p]` is the text of piece p. A text is tested on its own
-        instead when it is large (its forms are kept with it) or `_decoder_pieces` says so."""
+        instead when it is large (its forms are kept with it), when `_decoder_pieces` says so,
+        or when its outputs would take the decoded join past its budget (as many characters as
+        the join of the texts, and DECODED_EXTRA more: the forms of both are held together)."""
         texts, alone = self.texts, self._alone
         cleaned = None if self.ascii else self._joins.text("cleaned")
         pieces: list[str] = []
         owner: list[int] = []
+        budget = len(self._joins.raw.data) + DECODED_EXTRA
         for i in self.changed:
             text = texts[i]
             if len(text) >= MEMO_MIN or i in self._joins.unknown:
@@ -223,7 +226,7 @@ class Haystack:
             if outputs is _MISSING:
                 made = _decoder_pieces(text, None if cleaned is None else cleaned[i])
                 outputs = _decoder_memo.put(text, made, 64 + len(text) + sum(map(len, made or ())))
-            if outputs is None:
+            if outputs is None or (outputs and (budget := budget - sum(map(len, outputs))) < 0):
                 alone.add(i)
             else:
                 pieces += outputs
@@ -415,6 +418,10 @@ def _decoder_pieces(text: str, cleaned: str | None) -> tuple[str, ...] | None:
             outputs.append(decoded)
     return tuple(outputs)
 
+
+# Characters of decoder outputs a haystack joins past those of its texts (`Haystack._join_decoded`):
+# 1,000 texts of random printable ASCII have nine outputs each, and their joined forms took 180 MiB.
+DECODED_EXTRA = 1 << 18
 
 # What the decoders make of a text, kept by text: an episode's haystacks share texts (its injected
 # surfaces are some of its surfaces), and so do a batch's episodes (a tool manifest). A memo of a

@@ -14,7 +14,7 @@ from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.regexes import _pages as text_pages
-from litmus_rules.domain.textmemo import MEMO_MIN, utf8
+from litmus_rules.domain.textmemo import MEMO_MIN, transient, utf8
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
@@ -83,7 +83,8 @@ def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[i
             out.append(_transformed(transform, pieces, start, unknown))
             continue
         try:
-            parts = transform(SEP.join(pieces[start:end])).split(SEP)
+            with transient():  # (the join is made for this call)
+                parts = transform(SEP.join(pieces[start:end])).split(SEP)
         except LimitUnknown:  # a limit of one text (transforms.NFKC_MAX_ADDED): each may be within it
             parts = []
         if len(parts) != end - start:
@@ -232,7 +233,8 @@ class Joins:
         if pages is None:
             pieces = self.text(name)
             # a large piece's pages are kept with it (its forms' searches ask them too)
-            found = set(text_pages("".join(piece for piece in pieces if len(piece) < MEMO_MIN)))
+            with transient():
+                found = set(text_pages("".join(piece for piece in pieces if len(piece) < MEMO_MIN)))
             for piece in pieces:
                 if len(piece) >= MEMO_MIN:
                     found.update(text_pages(piece))

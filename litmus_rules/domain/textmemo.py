@@ -17,10 +17,12 @@ first that is not, formcache.StreamedForms reads the forms back from its compres
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
@@ -34,13 +36,31 @@ _MISSING: Any = object()
 R = TypeVar("R")
 
 
+# Set inside `transient()`: the texts transformed are made for the moment and nothing keeps them.
+_transient: contextvars.ContextVar[bool] = contextvars.ContextVar("litmus_memo_transient", default=False)
+
+
+@contextlib.contextmanager
+def transient() -> Iterator[None]:
+    """Inside this block no result is kept: the texts transformed are made for the moment (a
+    join of many small texts, joins.py) and never asked for again, and the memo, which weighs a
+    result but not its key, would hold them and their transforms (1,000 texts of 1 KB of random
+    printable ASCII, their decoder outputs joined: 110 MiB past the bound)."""
+    token = _transient.set(True)
+    try:
+        yield
+    finally:
+        _transient.reset(token)
+
+
 def memo_large(fn: Callable[[str], R]) -> Callable[[str], R]:
-    """`fn` (a pure function of one text), its result kept for texts of MEMO_MIN+ characters."""
+    """`fn` (a pure function of one text), its result kept for texts of MEMO_MIN+ characters
+    (but inside `transient()`)."""
     name = _memo_name(fn)
 
     @functools.wraps(fn)
     def memoised(text: str) -> R:
-        if len(text) < MEMO_MIN:
+        if len(text) < MEMO_MIN or _transient.get():
             return fn(text)
         key = (name, text)
         hit = _memo.get(key, _MISSING)
