@@ -236,3 +236,11 @@ def test_the_joins_of_small_texts_are_not_kept_by_the_memo_of_large_ones() -> No
         assert hay._decoded is not None and hay._decoded.form(name) is not None
     hay._joins.pages("skeleton")
     assert len(textmemo._memo) == 0
+
+
+def test_the_decoders_a_hint_rules_out_are_decoders() -> None:
+    from litmus_rules.domain import normalize
+
+    names = {name for name, _ in normalize._DECODERS}
+    assert {name for names_ in joined._HINTED_DECODERS for name in names_} <= names
+    assert joined._skipped((True, False, True)) == {"grouped encodings"}

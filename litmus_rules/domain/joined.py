@@ -107,8 +107,8 @@ class Haystack:
     """Texts joined by NUL, in every form, with the decoded texts of those a decoder changes, and
     the indices of the texts tested on their own."""
 
-    __slots__ = ("_alone", "_decoded", "_exact", "_exact_key", "_joins", "_owner", "ascii", "changed",
-                 "results", "size", "texts")
+    __slots__ = ("_alone", "_decoded", "_exact", "_exact_key", "_hints", "_joins", "_owner", "ascii",
+                 "changed", "results", "size", "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
@@ -146,6 +146,7 @@ class Haystack:
         self.size = len(form.data)
         self._exact_key: tuple[int, int] | None = None
         self._exact: list[int] = []
+        self._hints: dict[int, tuple[set[int], set[int], set[int]]] = {}
         self.changed = self._changed_by_decoders(alone)
         self._decoded: Joins | None = None
         self._owner: list[int] = []
@@ -179,31 +180,42 @@ class Haystack:
             for i in self._segments_with(name, char):
                 if i not in changed and i not in skip and differs(i):
                     changed.add(i)
-        # base64 / hex runs, in the raw text and (non-ASCII) in the cleaned text
-        run_sources: list[tuple[_Form | None, Callable[[str], str]]] = [(self._joins.raw, lambda t: t)]
+        # base64 / hex runs, grouped encodings ("bGMt NWYw", "6c:63:2d"), markup and line wraps
+        # inside words ("lc-5f<b>0e9a</b>3b", "lc-\n5f0e"): in the raw text and (non-ASCII) in the
+        # cleaned text, where a hint finds something (`_hinted`; None: every text)
+        for source, derive in self._run_sources():
+            for check, hinted in zip(("runs", "groups", "markup"), self._hinted(source)):
+                for i in range(len(texts)) if hinted is None else sorted(hinted):
+                    if i not in changed and i not in skip and checked(check, derive(texts[i])):
+                        changed.add(i)
+        return sorted(changed)
+
+    def _run_sources(self) -> list[tuple[_Form | None, Callable[[str], str]]]:
+        """The joins the decoders read, with how each text's source is derived: the raw one, and
+        (non-ASCII) the cleaned one."""
+        sources: list[tuple[_Form | None, Callable[[str], str]]] = [(self._joins.raw, _same)]
         if not self.ascii:
-            run_sources.append((self._joins.form("cleaned"), clean))
-        for source, derive in run_sources:
-            hinted = range(len(texts)) if source is None else self._hinted_runs(source)
-            for i in hinted:
-                if i in changed or i in skip:
-                    continue
-                if source is not None:
-                    end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
-                    if _run8().search(source.data, source.starts[i], end) is None:
-                        continue
-                if checked("runs", derive(texts[i])):
-                    changed.add(i)
-        # grouped encodings ("bGMt NWYw", "6c:63:2d"), likewise
-        for source, derive in run_sources:
-            for i in range(len(texts)) if source is None else self._segments_matching(source, grouped_hint()):
-                if i not in changed and i not in skip and checked("groups", derive(texts[i])):
-                    changed.add(i)
-        # markup and line wraps inside words ("lc-5f<b>0e9a</b>3b", "lc-\n5f0e"), likewise
-        for source, derive in run_sources:
-            for i in range(len(texts)) if source is None else self._segments_matching(source, markup_hint()):
-                if i not in changed and i not in skip and checked("markup", derive(texts[i])):
-                    changed.add(i)
+            sources.append((self._joins.form("cleaned"), clean))
+        return sources
+
+    def _hinted(self, source: _Form | None) -> tuple[set[int] | None, set[int] | None, set[int] | None]:
+        """The segments of `source` where the base64/hex, grouped and markup decoders may find
+        something (None: every segment): where their hints match, one scan of the join each.
+        Elsewhere they make nothing of the text (textchecks' checks are false there, and the
+        decoders' outputs empty or the text itself: tests/_helpers.assert_hint_finds_changes)."""
+        if source is None:
+            return None, None, None
+        hinted = self._hints.get(id(source))
+        if hinted is None:
+            runs = set()
+            for i in self._hinted_runs(source):
+                end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
+                if _run8().search(source.data, source.starts[i], end) is not None:
+                    runs.add(i)
+            hinted = self._hints[id(source)] = (runs, set(self._segments_matching(source, grouped_hint())),
+                                                set(self._segments_matching(source, markup_hint())))
+        return hinted
+
         return sorted(changed)
 
     def _join_decoded(self) -> None:
@@ -217,6 +229,7 @@ class Haystack:
         pieces: list[str] = []
         owner: list[int] = []
         budget = len(self._joins.raw.data) + DECODED_EXTRA
+        hints = [self._hinted(source) for source, _ in self._run_sources()]
         for i in self.changed:
             text = texts[i]
             if len(text) >= MEMO_MIN or i in self._joins.unknown:
@@ -224,7 +237,9 @@ class Haystack:
                 continue
             outputs = _decoder_memo.get(text, _MISSING)
             if outputs is _MISSING:
-                made = _decoder_pieces(text, None if cleaned is None else cleaned[i])
+                # (the decoders a hint rules out make nothing of the text: skipped, the same outputs)
+                skips = [_skipped(tuple(hinted is None or i in hinted for hinted in hinted_by)) for hinted_by in hints]
+                made = _decoder_pieces(text, None if cleaned is None else cleaned[i], skips)
                 outputs = _decoder_memo.put(text, made, 64 + len(text) + sum(map(len, made or ())))
             if outputs is None or (outputs and (budget := budget - sum(map(len, outputs))) < 0):
                 alone.add(i)
@@ -403,13 +418,28 @@ class Haystack:
             k = candidate + 1
 
 
-def _decoder_pieces(text: str, cleaned: str | None) -> tuple[str, ...] | None:
+def _same(text: str) -> str:
+    return text
+
+
+# The decoders each hint of `Haystack._hinted` (runs, groups, markup) is needed by
+_HINTED_DECODERS = (("base64", "hex"), ("grouped encodings",), ("markup removed",))
+
+
+@functools.lru_cache(maxsize=None)
+def _skipped(hinted: tuple[bool, ...]) -> frozenset[str]:
+    """The decoders to skip on a text where the hints of `_HINTED_DECODERS` matched or not."""
+    return frozenset(name for hit, names in zip(hinted, _HINTED_DECODERS) if not hit for name in names)
+
+
+def _decoder_pieces(text: str, cleaned: str | None, skips: list[frozenset[str]]) -> tuple[str, ...] | None:
     """What the decoders make of `text` and of its cleaned text when that differs
-    (`normalize.decoder_outputs`), or None when the text is to be tested on its own: a decoder
-    met a limit, or an output holds a NUL or a lone surrogate (it cannot be joined)."""
+    (`normalize.decoder_outputs`, but the decoders of `skips`, per source, which make nothing of
+    it), or None when the text is to be tested on its own: a decoder met a limit, or an output
+    holds a NUL or a lone surrogate (it cannot be joined)."""
     outputs: list[str] = []
-    for source in (text,) if cleaned is None or cleaned == text else (text, cleaned):
-        for output in decoder_outputs(source):
+    for source, skip in zip((text,) if cleaned is None or cleaned == text else (text, cleaned), skips):
+        for output in decoder_outputs(source, skip=skip):
             if output.__class__ is Undecodable:
                 return None
             decoded = output[1]  # type: ignore[index]

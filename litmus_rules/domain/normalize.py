@@ -325,13 +325,17 @@ def _decoded(text: str, sources: list[tuple[str, str]]) -> Iterator[Derivation |
                 del decoded
 
 
-def decoder_outputs(source: str, prefix: str = "") -> Iterator[tuple[str, str, bool] | Undecodable]:
+def decoder_outputs(source: str, prefix: str = "",
+                    skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, str, bool] | Undecodable]:
     """What each decoder makes of `source` that differs from it and is not empty, in `_DECODERS`
     order: (name, decoded text, whole), `whole` false where only the raw and normalised steps of
     the chain follow (`_decoded_chain`); or Undecodable where a decoder met a limit. These are the
-    texts whose chains `derivations` searches (joined.py joins them for many texts at once)."""
+    texts whose chains `derivations` searches (joined.py joins them for many texts at once, and
+    skips the decoders named in `skip`, which it knows make nothing of `source`)."""
     escapes: list[str] = []  # what the escape decoders made of `source` (json, html, percent)
     for name, decode in _DECODERS:
+        if name in skip:
+            continue
         label = f"{prefix} > {name}" if prefix else name
         try:
             if decode is unescape_all and not nested_escapes(source, escapes if len(escapes) == 3 else None):
