@@ -216,8 +216,6 @@ class Haystack:
                                                 set(self._segments_matching(source, markup_hint())))
         return hinted
 
-        return sorted(changed)
-
     def _join_decoded(self) -> None:
         """Join what the decoders make of each changed text (`_decoder_pieces`), every output a
         piece, in text order; `_owner[p]` is the text of piece p. A text is tested on its own
