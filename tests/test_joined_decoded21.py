@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import joined, joins, textmemo, witnesses
+from litmus_rules.domain import decoded_pieces, joined, joins, textmemo, witnesses
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.joined import Haystack
 from litmus_rules.domain.matching import collides, first_collision, first_leak, leaks
@@ -54,7 +54,7 @@ signals_st = st.one_of(
 def _fresh() -> None:
     textmemo.clear_memo()
     joined._haystacks.clear()
-    joined._decoder_memo.clear()
+    decoded_pieces._decoder_memo.clear()
     joins._path_memo.clear()
 
 
@@ -183,7 +183,7 @@ def _joined_state(hay: Haystack) -> Any:
 @given(texts_st, st.sampled_from(TOKENS))
 def test_kept_decoder_outputs_and_paths_answer_as_fresh_ones(texts: list[str], token: str) -> None:
     """What the decoders make of a text and a short text's canonical path are kept by text
-    (`joined._decoder_memo`, `joins._path_memo`): a haystack of texts seen before is the one made
+    (`decoded_pieces._decoder_memo`, `joins._path_memo`): a haystack of texts seen before is the one made
     fresh, and so is its search."""
     _fresh()
     fresh = _joined_state(Haystack(tuple(texts)))
@@ -196,12 +196,12 @@ def test_kept_decoder_outputs_and_paths_answer_as_fresh_ones(texts: list[str], t
 
 
 def test_kept_decoder_outputs_and_paths_stay_within_their_bounds(monkeypatch: Any) -> None:
-    monkeypatch.setattr(joined, "_decoder_memo", BoundedCache(8, 4096, scan_resistant=True))
+    monkeypatch.setattr(decoded_pieces, "_decoder_memo", BoundedCache(8, 4096, scan_resistant=True))
     monkeypatch.setattr(joins, "_path_memo", BoundedCache(8, 4096, scan_resistant=True))
     texts = tuple(f"arg {i} C:\\dir\\file{i}.txt" for i in range(50))
     first = _joined_state(Haystack(texts))
-    assert len(joined._decoder_memo) <= 8 and len(joins._path_memo) <= 8
-    assert joined._decoder_memo._weight <= 4096 and joins._path_memo._weight <= 4096
+    assert len(decoded_pieces._decoder_memo) <= 8 and len(joins._path_memo) <= 8
+    assert decoded_pieces._decoder_memo._weight <= 4096 and joins._path_memo._weight <= 4096
     assert _joined_state(Haystack(texts)) == first  # evicted ones made again
     assert first[0] == first[2] == list(range(50))
 
@@ -242,5 +242,5 @@ def test_the_decoders_a_hint_rules_out_are_decoders() -> None:
     from litmus_rules.domain import normalize
 
     names = {name for name, _ in normalize._DECODERS}
-    assert {name for names_ in joined._HINTED_DECODERS for name in names_} <= names
-    assert joined._skipped((True, False, True)) == {"grouped encodings"}
+    assert {name for names_ in decoded_pieces.HINTED_DECODERS for name in names_} <= names
+    assert decoded_pieces.skipped((True, False, True)) == {"grouped encodings"}

@@ -20,9 +20,10 @@ episode (10,000+ for large manifests). Testing them one by one derives every new
   grouped encodings, markup inside words), read from the raw text and from its cleaned form
   (format characters removed > tags > NFKC), as `forms` reads them. Most texts are *plain*: no
   decoder changes them, which a few linear scans of the join tell (`Haystack.changed`). The
-  decoder outputs of the others (`normalize.decoder_outputs`) are joined in a second set of
-  joins, each output a segment owned by its text, in the forms `forms` gives a decoded text
-  (raw, normalised, skeleton, skeleton-casefold and the two path forms: `_DECODED_FORM`).
+  decoder outputs of the others (`normalize.decoder_outputs`, kept by decoded_pieces.py) are
+  joined in a second set of joins, each output a segment owned by its text, in the forms `forms`
+  gives a decoded text (raw, normalised, skeleton, skeleton-casefold and the two path forms:
+  `_DECODED_FORM`).
 
 So:
 
@@ -63,11 +64,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
+from litmus_rules.domain.decoded_pieces import decoder_pieces, skipped
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
 from litmus_rules.domain.grouped import grouped_hint
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
-from litmus_rules.domain.normalize import Undecodable, decoder_outputs
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
 from litmus_rules.domain.textchecks import checked, checking
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
@@ -217,9 +218,9 @@ class Haystack:
         return hinted
 
     def _join_decoded(self) -> None:
-        """Join what the decoders make of each changed text (`_decoder_pieces`), every output a
+        """Join what the decoders make of each changed text (`decoded_pieces`), every output a
         piece, in text order; `_owner[p]` is the text of piece p. A text is tested on its own
-        instead when it is large (its forms are kept with it), when `_decoder_pieces` says so,
+        instead when it is large (its forms are kept with it), when `decoder_pieces` says so,
         or when its outputs would take the decoded join past its budget (as many characters as
         the join of the texts, and DECODED_EXTRA more: the forms of both are held together)."""
         texts, alone = self.texts, self._alone
@@ -233,12 +234,8 @@ class Haystack:
             if len(text) >= MEMO_MIN or i in self._joins.unknown:
                 alone.add(i)
                 continue
-            outputs = _decoder_memo.get(text, _MISSING)
-            if outputs is _MISSING:
-                # (the decoders a hint rules out make nothing of the text: skipped, the same outputs)
-                skips = [_skipped(tuple(hinted is None or i in hinted for hinted in hinted_by)) for hinted_by in hints]
-                made = _decoder_pieces(text, None if cleaned is None else cleaned[i], skips)
-                outputs = _decoder_memo.put(text, made, 64 + len(text) + sum(map(len, made or ())))
+            skips = [skipped(tuple(hinted is None or i in hinted for hinted in hinted_by)) for hinted_by in hints]
+            outputs = decoder_pieces(text, None if cleaned is None else cleaned[i], skips)
             if outputs is None or (outputs and (budget := budget - sum(map(len, outputs))) < 0):
                 alone.add(i)
             else:
@@ -420,46 +417,9 @@ def _same(text: str) -> str:
     return text
 
 
-# The decoders each hint of `Haystack._hinted` (runs, groups, markup) is needed by
-_HINTED_DECODERS = (("base64", "hex"), ("grouped encodings",), ("markup removed",))
-
-
-@functools.lru_cache(maxsize=None)
-def _skipped(hinted: tuple[bool, ...]) -> frozenset[str]:
-    """The decoders to skip on a text where the hints of `_HINTED_DECODERS` matched or not."""
-    return frozenset(name for hit, names in zip(hinted, _HINTED_DECODERS) if not hit for name in names)
-
-
-def _decoder_pieces(text: str, cleaned: str | None, skips: list[frozenset[str]]) -> tuple[str, ...] | None:
-    """What the decoders make of `text` and of its cleaned text when that differs
-    (`normalize.decoder_outputs`, but the decoders of `skips`, per source, which make nothing of
-    it), or None when the text is to be tested on its own: a decoder met a limit, or an output
-    holds a NUL or a lone surrogate (it cannot be joined)."""
-    outputs: list[str] = []
-    for source, skip in zip((text,) if cleaned is None or cleaned == text else (text, cleaned), skips):
-        for output in decoder_outputs(source, skip=skip):
-            if output.__class__ is Undecodable:
-                return None
-            decoded = output[1]  # type: ignore[index]
-            if SEP in decoded or (not decoded.isascii() and _has_surrogate(decoded)):
-                return None
-            outputs.append(decoded)
-    return tuple(outputs)
-
-
 # Characters of decoder outputs a haystack joins past those of its texts (`Haystack._join_decoded`):
 # 1,000 texts of random printable ASCII have nine outputs each, and their joined forms took 180 MiB.
 DECODED_EXTRA = 1 << 18
-
-# What the decoders make of a text, kept by text: an episode's haystacks share texts (its injected
-# surfaces are some of its surfaces), and so do a batch's episodes (a tool manifest). A memo of a
-# pure function (as textchecks' is), bounded by entries and by characters; scan-resistant, as the
-# texts of a large manifest are asked for in turn, once per haystack.
-DECODER_MEMO_ENTRIES = 32768
-DECODER_MEMO_CHARS = 4 << 20
-_decoder_memo: BoundedCache[tuple[str, ...] | None] = BoundedCache(DECODER_MEMO_ENTRIES, DECODER_MEMO_CHARS,
-                                                            scan_resistant=True)
-
 
 def _test(test: Callable[[str], W | None], texts: Sequence[str], i: int) -> W | None:
     try:

@@ -130,10 +130,7 @@ _path_memo: BoundedCache[str] = BoundedCache(PATH_MEMO_ENTRIES, PATH_MEMO_CHARS,
 def _canonical_path_kept(piece: str) -> str:
     if len(piece) >= MEMO_MIN:
         return canonical_path(piece)
-    hit = _path_memo.get(piece)
-    if hit is None:
-        hit = _path_memo.put(piece, canonical_path(piece), 64 + 2 * len(piece))
-    return hit
+    return _path_memo.get_or_make(piece, lambda: canonical_path(piece), lambda _: 64 + 2 * len(piece))
 
 
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
