@@ -15,7 +15,8 @@ episode (10,000+ for large manifests). Testing them one by one derives every new
   (`probes.KEY_FORM`). Each Unicode transform works character by character, or between two
   "starter" characters, so applied to texts joined by NUL it gives the join of its results: NUL
   is kept, produced by nothing, and composes with nothing. Path canonicalisation is applied to
-  each text on its own (a URL token may run on past a NUL), and its results joined;
+  the join of the texts without a URL (no other path token holds a NUL), and to each text with
+  one on its own (a URL token may run on past a NUL): joins._canonical_paths;
 - the forms the decoders make (JSON and other escapes, HTML, percent, base64 and hex runs,
   grouped encodings, markup inside words), read from the raw text and from its cleaned form
   (format characters removed > tags > NFKC), as `forms` reads them. Most texts are *plain*: no

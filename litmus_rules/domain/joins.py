@@ -133,6 +133,33 @@ def _canonical_path_kept(piece: str) -> str:
     return _path_memo.get_or_make(piece, lambda: canonical_path(piece), lambda _: 64 + 2 * len(piece))
 
 
+def _canonical_paths(pieces: Sequence[str]) -> list[str]:
+    """`canonical_path` of each piece. No path token but a URL holds a NUL (a segment is letters,
+    digits and `_.~%$@+=-`, and \\b sees a NUL as it sees a text's edge), so the canonical path of
+    short pieces joined by NUL is the join of theirs: those with a separator and no "://" are
+    done in one call on their join (20,000 short Windows paths: 10 ms, against 110 ms piece by
+    piece). A URL token runs on past a NUL: a piece with "://" is done on its own, from the memo,
+    as is a large one (its result is the one its own forms use, textmemo)."""
+    out = list(pieces)
+    together: list[int] = []
+    for i, piece in enumerate(pieces):
+        if "/" in piece or "\\" in piece:
+            if len(piece) >= MEMO_MIN or "://" in piece:
+                out[i] = _canonical_path_kept(piece)
+            else:
+                together.append(i)
+    if len(together) == 1:
+        out[together[0]] = _canonical_path_kept(pieces[together[0]])
+    elif together:
+        with transient():  # (the join is made for this call)
+            parts = canonical_path(SEP.join(map(pieces.__getitem__, together))).split(SEP)
+        if len(parts) != len(together):  # pragma: no cover - no piece of a join holds a NUL
+            parts = [_canonical_path_kept(pieces[i]) for i in together]
+        for i, part in zip(together, parts):
+            out[i] = part
+    return out
+
+
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
 # full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
 _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
@@ -141,7 +168,7 @@ _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
     "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
     "path": ("cleaned", _canonical_path_kept), "path-casefold": ("normalised", _canonical_path_kept),
 }
-# The path forms: derived text by text (a URL token runs on past a NUL), and most texts leave
+# The path forms: derived by `_canonical_paths` (a URL token runs on past a NUL), and most texts leave
 # them as their source is, whose join then serves them too.
 _PATH_FORMS = frozenset({"path", "path-casefold"})
 # On ASCII text: the transforms that leave it as it is, and those that lower-case it.
@@ -151,7 +178,7 @@ _ASCII_LOWER = frozenset({"casefold", "normalised"})
 
 class Joins:
     """Pieces joined by NUL, and each form of the join (a name of _TRANSFORMS), derived when first
-    asked: each transform once over the join (`_each`), the path forms piece by piece.
+    asked: each transform once over the join (`_each`), the path forms by `_canonical_paths`.
 
     A piece one of whose transforms meets a limit (LimitUnknown) is "" in that form and its index
     goes into `unknown`: the caller tests its text on its own."""
@@ -216,9 +243,7 @@ class Joins:
         if got is None:
             source, transform = _TRANSFORMS[name]
             if name in _PATH_FORMS:
-                # piece by piece: a URL token runs on past a NUL, and only a piece with a
-                # separator holds a path token
-                got = [transform(piece) if "/" in piece or "\\" in piece else piece for piece in self.text(source)]
+                got = _canonical_paths(self.text(source))
             else:
                 got = _each(transform, self.text(source), self.unknown)
             self._texts[name] = got
