@@ -3,15 +3,23 @@
 pieces' canonical paths are the ones `canonical_path` gives each piece on its own, for short lists
 (the sparse scan) and long ones (past paths.DENSE_MIN and dense with separators: `_canonical_dense`,
 ASCII and not), with URLs, file: schemes, drives, UNC names, dot segments and percent escapes at
-the pieces' edges."""
+the pieces' edges. And a text tested on its own is left out of the forms a haystack derives after
+(joins.Joins.left_out): not derived, and the searches answer as text by text."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import joins, paths, textmemo
+from litmus_rules.domain import joined, joins, paths, textmemo
+from litmus_rules.domain.joined import Haystack
+from litmus_rules.domain.matching import collides, first_collision, first_leak, leaks
 from litmus_rules.domain.paths import canonical_path
+from litmus_rules.domain.textmemo import MEMO_MIN
+
+from _helpers import first_one_by_one, search_outcome
 
 PIECES = ["/", "\\", "//", "\\\\", ".", "..", "./", "../", ".\\", ":", "C:", "c:\\", "D:/", "file:", "FILE:",
           "file://", "file://localhost", "://", "http://h", "https://x/", "hTtP://", "~", "~/", "%2e", "%2E%2e",
@@ -56,3 +64,42 @@ def test_a_join_of_windows_paths_takes_the_dense_path_and_agrees() -> None:
     assert got == _each(texts)
     assert got[7] == "arg 7 C:/file7.txt"
     assert got[-2] == "see http://h/a/../b"  # a URL that is not file: is left as it is
+
+
+# ---- a text tested on its own is left out of the forms derived after (joins.Joins.left_out) ----
+
+_LARGE = ("see C:\\dir\\..\\lc-5f0e9a1d7c3b and é " * 1200)  # 40 KB: large, and changed by a decoder
+
+
+def test_a_large_text_tested_on_its_own_is_left_out_of_the_derived_forms(monkeypatch: Any) -> None:
+    """Its transforms are its own forms' (textmemo keeps them while it can, and made them again
+    for every haystack once it could not): the haystack neither derives nor searches them."""
+    texts = ("plain words", "x/../y and é", _LARGE, "tail é \\u006c")
+    assert len(_LARGE) >= MEMO_MIN
+    textmemo.clear_memo()
+    joined._haystacks.clear()
+    canonicalised: list[int] = []
+    real = joins.canonical_path
+    monkeypatch.setattr(joins, "canonical_path", lambda text: canonicalised.append(len(text)) or real(text))
+    hay = Haystack(texts)
+    assert 2 in hay.exact
+    for name in ("normalised", "skeleton", "path", "path-casefold"):
+        form = hay.form(name)
+        assert form is not None
+        assert form.data.split(b"\0")[1:][2] == b"", name  # its segment is empty (the join starts with a NUL)
+    assert len(_LARGE) not in canonicalised and max(canonicalised) < MEMO_MIN
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([0, 1, 2, 3]), st.sampled_from(["lc-5f0e9a1d7c3b", "C:/lc-5f0e9a1d7c3b", "/y", "tail", "zz-none"]))
+def test_searches_with_a_text_left_out_answer_as_text_by_text(at: int, token: str) -> None:
+    texts = ["plain words", "x/../y and é", "tail é \\u006c"]
+    texts.insert(at, _LARGE)
+    expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(token, t), texts))
+    textmemo.clear_memo()
+    joined._haystacks.clear()
+    assert search_outcome(lambda: first_leak(token, texts)) == expected
+    signal = {"id": "s", "kind": "substring", "value": token}
+    expected = search_outcome(lambda: first_one_by_one(lambda t: collides(signal, t), texts))
+    joined._haystacks.clear()
+    assert search_outcome(lambda: first_collision(signal, texts)) == expected

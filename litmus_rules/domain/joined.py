@@ -44,7 +44,8 @@ lone surrogate), when a decoder changes it and it is large (its forms are kept w
 its decoder outputs cannot be joined or meets a limit, and when one of its transforms meets a
 limit (transforms.NFKC_MAX_ADDED: it is left out of that form). So a hit in an earlier text
 stands and a limit is met (and raised, naming the text) only where a search of one text at a
-time would meet it.
+time would meet it. The forms derived once the haystack is built leave out the texts tested on
+their own (`Joins.left_out`): their segments would only name texts that are tested anyway.
 
 The answer is therefore the same as testing every text in order, provided that each probe is a
 superset: whenever the exact test succeeds on a joined text, the probe matches at a position of
@@ -154,6 +155,7 @@ class Haystack:
         self._owner: list[int] = []
         if self.changed:
             self._join_decoded()
+        self._joins.left_out(alone)
 
     def _changed_by_decoders(self, skip: set[int]) -> list[int]:
         """The texts (but those in `skip`) that a decoder changes, read from the raw text or

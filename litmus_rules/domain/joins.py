@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
@@ -181,9 +181,10 @@ class Joins:
     asked: each transform once over the join (`_each`), the path forms by `_canonical_paths`.
 
     A piece one of whose transforms meets a limit (LimitUnknown) is "" in that form and its index
-    goes into `unknown`: the caller tests its text on its own."""
+    goes into `unknown`: the caller tests its text on its own. So is a piece `left_out`, in the
+    forms derived after."""
 
-    __slots__ = ("_forms", "_page_sets", "_texts", "ascii", "pieces", "unknown")
+    __slots__ = ("_blanked", "_forms", "_left_out", "_page_sets", "_texts", "ascii", "pieces", "unknown")
 
     def __init__(self, pieces: list[str], raw: _Form, ascii: bool) -> None:
         self.pieces = pieces
@@ -192,6 +193,29 @@ class Joins:
         self._forms: dict[str, _Form | None] = {"raw": raw}
         self._texts: dict[str, list[str]] = {}
         self._page_sets: dict[str, tuple[int, ...]] = {}
+        self._left_out: list[int] = []
+        self._blanked: dict[str, list[str]] = {}
+
+    def left_out(self, indices: Iterable[int]) -> None:
+        """The texts of these pieces are tested on their own (joined.Haystack): the forms derived
+        from now on hold "" for them, as for a NUL. A large text's transforms are its own forms'
+        (kept by textmemo while it holds them, made again once it has let them go: a 1 MB mixture's
+        path forms, 0.3 s each), and their UTF-8, pages and searches would be spent on a segment
+        whose text is tested anyway."""
+        self._left_out = sorted(i for i in indices if self.pieces[i])
+        self._blanked.clear()
+
+    def _source(self, name: str) -> list[str]:
+        """`text(name)` as a form derived from it reads it: "" for the pieces left out."""
+        pieces = self.text(name)
+        if not self._left_out or not any(pieces[i] for i in self._left_out):
+            return pieces
+        blanked = self._blanked.get(name)
+        if blanked is None:
+            blanked = self._blanked[name] = list(pieces)
+            for i in self._left_out:
+                blanked[i] = ""
+        return blanked
 
     @property
     def raw(self) -> _Form:
@@ -243,9 +267,9 @@ class Joins:
         if got is None:
             source, transform = _TRANSFORMS[name]
             if name in _PATH_FORMS:
-                got = _canonical_paths(self.text(source))
+                got = _canonical_paths(self._source(source))
             else:
-                got = _each(transform, self.text(source), self.unknown)
+                got = _each(transform, self._source(source), self.unknown)
             self._texts[name] = got
         return got
 
