@@ -20,6 +20,7 @@ from litmus_rules.domain.transforms import (
     casefold,
     clean,
     decode_tag_chars,
+    joined_texts,
     nfkc,
     skeleton_ascii_map,
     skeleton_key,
@@ -83,9 +84,10 @@ def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[i
             out.append(_transformed(transform, pieces, start, unknown))
             continue
         try:
-            with transient():  # (the join is made for this call)
+            # (the join is made for this call; the NFKC limit is each text's, not the join's)
+            with transient(), joined_texts():
                 parts = transform(SEP.join(pieces[start:end])).split(SEP)
-        except LimitUnknown:  # a limit of one text (transforms.NFKC_MAX_ADDED): each may be within it
+        except LimitUnknown:  # one text's limit (transforms.NFKC_MAX_ADDED), or the join's: each on its own
             parts = []
         if len(parts) != end - start:
             parts = [_transformed(transform, pieces, i, unknown) for i in range(start, end)]

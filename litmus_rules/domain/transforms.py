@@ -32,12 +32,15 @@ that a search looks through is `normalize.py`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import json
 import re
 import sys
 import unicodedata
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -202,6 +205,31 @@ def _check_growth(text: str) -> None:
             f"NFKC would add {size_text(added)} to a text of {size_text(len(text))} (ligatures such as "
             f"U+FDFA become up to {_MAX_GROWTH} characters; limit transforms.NFKC_MAX_ADDED: as many "
             f"characters as the text has, at least {NFKC_MAX_ADDED})")
+    if added > NFKC_MAX_ADDED and _joined.get():
+        # one of the texts may pass its own limit (the join, longer than any of them, is within
+        # its own): each that may is checked (a text whose growers add at most NFKC_MAX_ADDED
+        # cannot pass it)
+        for piece in text.split("\0"):
+            if len(piece) * (_MAX_GROWTH - 1) > NFKC_MAX_ADDED:
+                _check_growth(piece)
+
+
+# Set inside `joined_texts()`: the text `nfkc` is given is texts joined by NUL (joins.py).
+_joined: contextvars.ContextVar[bool] = contextvars.ContextVar("nfkc_joined_texts", default=False)
+
+
+@contextlib.contextmanager
+def joined_texts() -> Iterator[None]:
+    """Within it, the texts `nfkc` is given (and `clean`, `_full_from_clean`, which apply it) are
+    texts joined by NUL (joins.py), and the NFKC limit is each text's: it raises LimitUnknown
+    when one of them passes its own limit, as each would on its own. The limit grows with a
+    text's length, so a join within its own may hold a text past its (4,000 U+FDFA among 90 KB of
+    other texts: its NFKC form would have been searched as if known)."""
+    token = _joined.set(True)
+    try:
+        yield
+    finally:
+        _joined.reset(token)
 
 
 @memo_large
