@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoded_pieces import decoder_pieces, skipped
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
-from litmus_rules.domain.grouped import grouped_hint
+from litmus_rules.domain.grouped import grouped_hint, nothing_grouped
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
@@ -216,8 +216,10 @@ class Haystack:
                 end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
                 if _run8().search(source.data, source.starts[i], end) is not None:
                     runs.add(i)
-            hinted = self._hints[id(source)] = (runs, set(self._segments_matching(source, grouped_hint())),
-                                                set(self._segments_matching(source, markup_hint())))
+            groups = set(self._segments_matching(source, grouped_hint()))
+            if len(groups) > 1 and nothing_grouped([source.segment(i) for i in sorted(groups)]):
+                groups = set()  # (the hint's superset, narrowed by one exact look at all of them)
+            hinted = self._hints[id(source)] = (runs, groups, set(self._segments_matching(source, markup_hint())))
         return hinted
 
     def _join_decoded(self) -> None:

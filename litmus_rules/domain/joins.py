@@ -44,6 +44,11 @@ class _Form:
         """The segment whose span (its start to its end, inclusive) holds byte `pos`."""
         return max(bisect.bisect_right(self.starts, pos) - 1, 0)
 
+    def segment(self, i: int) -> str:
+        """The text of segment i."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.data)
+        return self.data[self.starts[i] : end].decode("utf-8")
+
 
 def _encoded_join(pieces: Sequence[str]) -> _Form | None:
     """The pieces joined, each after a NUL, in UTF-8, with where each one starts; None if a piece
