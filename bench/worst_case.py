@@ -29,7 +29,11 @@ the same as 1,000 tool descriptions of 1 KB (each text's ~45 forms derived on it
 followed by 500,000 combining marks of two classes alternating (1 MB of UTF-8: `unicodedata`
 puts such a run in canonical order in quadratic time, `domain/canonical_order.py` in linear); 1 MB
 drawn at random from a backslash, "=", '"', "é", "ﬁ" and "ǅ" (`mixture_text`: ~30 forms of 1 MB
-of dense non-ASCII paths, each through NFKC, the skeleton and path canonicalisation; not met).
+of dense non-ASCII paths, each through NFKC, the skeleton and path canonicalisation; not met);
+20,000 schema properties with a path in each, with a Windows path in each (texts that path
+canonicalisation and the JSON decoder change, joined: session 21), and with "é" in each but one,
+which holds 4,000 U+FDFA: past its own NFKC limit, though the join of them all is within its own
+(session 22: rejected, its NFKC forms unknown).
 Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
@@ -270,6 +274,13 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
         f"p{i}": {"type": "string", "description": f"arg {i} C:\\dir\\file{i}.txt"} for i in range(20_000)}}
     rows.append(("20,000 properties, a Windows path each", ep))
+    # (session 22) a short text past its own NFKC limit inside a join within the join's limit: its
+    # NFKC forms were searched as if known, and the episode SCORED; unknown now, and REJECTED
+    ep = _base(31)
+    properties = {f"p{i}": {"type": "string", "description": f"arg {i} é words"} for i in range(20_000)}
+    properties["p77"]["description"] = "\ufdfa" * 4_000 + " words"
+    ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": properties}
+    rows.append(("20,000 properties, one of 4,000 U+FDFA", ep))
     return rows
 
 

@@ -76,3 +76,22 @@ def test_first_leak_answers_as_text_by_text(texts: list[str]) -> None:
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(TOKEN, t), texts))
     _fresh()
     assert search_outcome(lambda: first_leak(TOKEN, texts)) == expected
+
+
+def test_the_texts_past_their_limits_are_taken_apart_and_the_others_stay_joined(monkeypatch: Any) -> None:
+    """A join naming its texts past their own limits (`LimitUnknown.pieces`): those are derived on
+    their own (unknown), the others joined again, not one by one."""
+    texts = tuple([f"arg {i} é words" for i in range(200)] + [FILLER, FILLER + "a", FILLER + "b"])
+    texts = texts[:50] + (PAST,) + texts[50:120] + (PAST + " again",) + texts[120:]
+    from litmus_rules.domain import joins
+
+    alone: list[int] = []
+    real = joins._transformed
+    monkeypatch.setattr(joins, "_transformed", lambda transform, pieces, i, unknown: alone.append(i) or real(
+        transform, pieces, i, unknown))
+    _fresh()
+    hay = joined.Haystack(texts)
+    assert hay.form("normalised") is not None
+    assert hay._joins.unknown == {50, 121}
+    assert set(alone) == {50, 121}
+    assert 50 in hay.exact and 121 in hay.exact

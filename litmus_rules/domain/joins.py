@@ -87,17 +87,36 @@ def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[i
     for start, end, large in _segments(pieces):
         if large:
             out.append(_transformed(transform, pieces, start, unknown))
-            continue
+        else:
+            out += _joined_run(transform, pieces, list(range(start, end)), unknown)
+    return out
+
+
+def _joined_run(transform: Callable[[str], str], pieces: Sequence[str], run: list[int],
+                unknown: set[int] | None) -> list[str]:
+    """`transform` of the small pieces `run`, in one call on their join; those past a limit of
+    their own (transforms.joined_texts names them) on their own, and the others joined again; every
+    piece on its own when the join meets a limit of its own, or its NULs do not come back."""
+    alone: list[int] = []
+    for attempt in range(2):
+        apart = set(alone)
+        together = [i for i in run if i not in apart] if apart else run
         try:
             # (the join is made for this call; the NFKC limit is each text's, not the join's)
             with transient(), joined_texts():
-                parts = transform(SEP.join(pieces[start:end])).split(SEP)
-        except LimitUnknown:  # one text's limit (transforms.NFKC_MAX_ADDED), or the join's: each on its own
-            parts = []
-        if len(parts) != end - start:
-            parts = [_transformed(transform, pieces, i, unknown) for i in range(start, end)]
-        out += parts
-    return out
+                parts = transform(SEP.join(map(pieces.__getitem__, together))).split(SEP)
+        except LimitUnknown as exc:
+            over = getattr(exc, "pieces", None)
+            if attempt or not over:
+                break
+            alone = [together[k] for k in over]
+            continue
+        if len(parts) != len(together):
+            break
+        done = dict(zip(together, parts))
+        done.update((i, _transformed(transform, pieces, i, unknown)) for i in alone)
+        return [done[i] for i in run]
+    return [_transformed(transform, pieces, i, unknown) for i in run]
 
 
 def _transformed(transform: Callable[[str], str], pieces: Sequence[str], i: int, unknown: set[int] | None) -> str:

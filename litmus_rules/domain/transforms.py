@@ -200,18 +200,24 @@ def _grower_class() -> re.Pattern[str]:
 
 def _check_growth(text: str) -> None:
     added = _growers_add(text)
+    if added > NFKC_MAX_ADDED and _joined.get():
+        # texts joined by NUL: some may pass their own limits, though the join, longer than any of
+        # them, is within its own. Each that may is checked (a text whose growers add at most
+        # NFKC_MAX_ADDED cannot pass it), and the error names them all (`pieces`: their places in
+        # the join), for the caller to take them apart
+        over = [k for k, piece in enumerate(text.split("\0"))
+                if len(piece) * (_MAX_GROWTH - 1) > NFKC_MAX_ADDED
+                and _growers_add(piece) > max(len(piece), NFKC_MAX_ADDED)]
+        if over:
+            exc = LimitUnknown(f"{len(over)} of the texts joined would pass their NFKC limit "
+                               "(transforms.NFKC_MAX_ADDED)")
+            exc.pieces = over  # type: ignore[attr-defined]
+            raise exc
     if added > max(len(text), NFKC_MAX_ADDED):
         raise LimitUnknown(
             f"NFKC would add {size_text(added)} to a text of {size_text(len(text))} (ligatures such as "
             f"U+FDFA become up to {_MAX_GROWTH} characters; limit transforms.NFKC_MAX_ADDED: as many "
             f"characters as the text has, at least {NFKC_MAX_ADDED})")
-    if added > NFKC_MAX_ADDED and _joined.get():
-        # one of the texts may pass its own limit (the join, longer than any of them, is within
-        # its own): each that may is checked (a text whose growers add at most NFKC_MAX_ADDED
-        # cannot pass it)
-        for piece in text.split("\0"):
-            if len(piece) * (_MAX_GROWTH - 1) > NFKC_MAX_ADDED:
-                _check_growth(piece)
 
 
 # Set inside `joined_texts()`: the text `nfkc` is given is texts joined by NUL (joins.py).
@@ -222,7 +228,7 @@ _joined: contextvars.ContextVar[bool] = contextvars.ContextVar("nfkc_joined_text
 def joined_texts() -> Iterator[None]:
     """Within it, the texts `nfkc` is given (and `clean`, `_full_from_clean`, which apply it) are
     texts joined by NUL (joins.py), and the NFKC limit is each text's: it raises LimitUnknown
-    when one of them passes its own limit, as each would on its own. The limit grows with a
+    when some of them pass their own limits, as each would on its own (`pieces`: which). The limit grows with a
     text's length, so a join within its own may hold a text past its (4,000 U+FDFA among 90 KB of
     other texts: its NFKC form would have been searched as if known)."""
     token = _joined.set(True)
