@@ -72,7 +72,7 @@ from litmus_rules.domain.grouped import grouped_hint, nothing_grouped
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
-from litmus_rules.domain.textchecks import checked, checking
+from litmus_rules.domain.textchecks import checked, checked_many
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import clean
 
@@ -162,28 +162,27 @@ class Haystack:
         (non-ASCII joins) the cleaned one, as `normalize.derivations` decodes both."""
         texts = self.texts
         changed: set[int] = set()
-
-        def always(i: int) -> bool:
-            return True
-
-        html, percent = checking(texts, "html"), checking(texts, "percent")
-        escapes = checking(texts, "escapes")  # IIS's %u006c, quoted-printable =6C=63 (decoding.other_escapes)
-        checks: list[tuple[str, bytes, Callable[[int], bool]]] = [
-            ("raw", b"\\", always),  # JSON escapes, Windows paths
-            ("raw", b"&", html),
-            ("raw", b"%", percent),
-            ("raw", b"%", escapes),
-            ("raw", b"=", escapes),
+        # (None: every text with the character; "escapes": IIS's %u006c, quoted-printable =6C=63,
+        # decoding.other_escapes)
+        checks: list[tuple[str, bytes, str | None]] = [
+            ("raw", b"\\", None),  # JSON escapes, Windows paths
+            ("raw", b"&", "html"),
+            ("raw", b"%", "percent"),
+            ("raw", b"%", "escapes"),
+            ("raw", b"=", "escapes"),
         ]
         if not self.ascii:
             # NFKC can make a backslash, "&", "%", "=" (fullwidth ones, ...) that the decoders of
             # the cleaned text read
-            checks += [("cleaned", b"\\", always), ("cleaned", b"&", html), ("cleaned", b"%", percent),
-                       ("cleaned", b"%", escapes), ("cleaned", b"=", escapes)]
-        for name, char, differs in checks:
-            for i in self._segments_with(name, char):
-                if i not in changed and i not in skip and differs(i):
-                    changed.add(i)
+            checks += [("cleaned", b"\\", None), ("cleaned", b"&", "html"), ("cleaned", b"%", "percent"),
+                       ("cleaned", b"%", "escapes"), ("cleaned", b"=", "escapes")]
+        for name, char, check in checks:
+            candidates = [i for i in self._segments_with(name, char) if i not in changed and i not in skip]
+            if check is None:
+                changed.update(candidates)
+            else:
+                answers = checked_many(check, [texts[i] for i in candidates])
+                changed.update(i for i, differs in zip(candidates, answers) if differs)
         # base64 / hex runs, grouped encodings ("bGMt NWYw", "6c:63:2d"), markup and line wraps
         # inside words ("lc-5f<b>0e9a</b>3b", "lc-\n5f0e"): in the raw text and (non-ASCII) in the
         # cleaned text, where a hint finds something (`_hinted`; None: every text)
