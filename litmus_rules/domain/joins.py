@@ -188,6 +188,7 @@ def _canonical_paths(pieces: Sequence[str]) -> list[str]:
 
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
 # full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
+# (The path forms' transform is each text's; `Joins.text` makes them with `_canonical_paths`.)
 _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
     "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
     "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
