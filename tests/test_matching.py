@@ -31,6 +31,8 @@ from litmus_rules.domain.matching import (
 )
 from litmus_rules.domain.surfaces import extract_surfaces
 
+from _helpers import first_one_by_one
+
 # --- leaks: a canary planted under any encoding is found, and named --------------------------------
 
 # Canary: "CANARY_" + [A-HJ-KM2-9]. Carrier text: lower-case n-z, spaces and punctuation only.
@@ -472,20 +474,12 @@ _SIGNALS = st.one_of(
 )
 
 
-def _one_by_one(test: Callable[[str], Any], texts: list[str]) -> Any:
-    for i, text in enumerate(texts):
-        found = test(text)
-        if found is not None:
-            return i, found
-    return None
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_TEXTS, _SIGNALS, st.sampled_from([1, 3, 6]))
 def test_first_collision_is_collides_on_each_text_in_order(texts: list[str], signal: dict[str, Any],
                                                            min_len: int) -> None:
     try:
-        expected: Any = _one_by_one(lambda text: collides(signal, text, min_len), texts)
+        expected: Any = first_one_by_one(lambda text: collides(signal, text, min_len), texts)
     except RegexUnknown as exc:
         expected = ("raises", str(exc))
     try:
@@ -498,7 +492,7 @@ def test_first_collision_is_collides_on_each_text_in_order(texts: list[str], sig
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_TEXTS, st.one_of(st.sampled_from([_CANARY, "secret", "passwd", "ß", "ﬁ", " ", ""]), _NASTY))
 def test_first_leak_is_leaks_on_each_text_in_order(texts: list[str], token: str) -> None:
-    assert first_leak(token, texts) == _one_by_one(lambda text: leaks(token, text), texts)
+    assert first_leak(token, texts) == first_one_by_one(lambda text: leaks(token, text), texts)
 
 
 def test_first_collision_examples() -> None:

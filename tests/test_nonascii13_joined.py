@@ -24,6 +24,8 @@ from litmus_rules.domain.probes import FORMS
 from litmus_rules.domain.matching import collides, first_collision
 from litmus_rules.domain.regexes import RegexUnknown, _hashed_pages, regex_probe_on, regex_search, utf8_pages
 
+from _helpers import first_one_by_one
+
 # characters from many pages, the ones the normalisations change among them (format characters,
 # tags, combining marks, fullwidth and mathematical letters, look-alikes, CJK, emoji)
 _CHARS = st.one_of(
@@ -120,14 +122,6 @@ _SIGNALS = st.one_of(
 )
 
 
-def _one_by_one(signal: dict[str, Any], texts: list[str], min_len: int) -> Any:
-    for i, text in enumerate(texts):
-        found = collides(signal, text, min_len)
-        if found is not None:
-            return i, found
-    return None
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(st.one_of(_TEXT, st.sampled_from(["transfer_ok_123456", "secret_value", "SECRET"])),
                          max_size=5).map(" ".join), min_size=1, max_size=8),
@@ -138,7 +132,7 @@ def test_first_collision_in_large_non_ascii_texts(small_memo: None, monkeypatch:
     monkeypatch.setattr(partial, "GRAM_SCAN_RE2_MIN", 0)
     monkeypatch.setattr(regexes, "PAGE_SCAN_MIN", 0)
     try:
-        expected: Any = _one_by_one(signal, texts, min_len)
+        expected: Any = first_one_by_one(lambda text: collides(signal, text, min_len), texts)
     except RegexUnknown as exc:
         expected = ("raises", str(exc))
     textmemo.clear_memo()
