@@ -212,8 +212,7 @@ class Haystack:
         if hinted is None:
             runs = set()
             for i in self._hinted_runs(source):
-                end = source.starts[i + 1] - 1 if i + 1 < len(source.starts) else len(source.data)
-                if _run8().search(source.data, source.starts[i], end) is not None:
+                if _run8().search(source.data, source.starts[i], source.end(i)) is not None:
                     runs.add(i)
             groups = set(self._segments_matching(source, grouped_hint()))
             if len(groups) > 1 and nothing_grouped([source.segment(i) for i in sorted(groups)]):

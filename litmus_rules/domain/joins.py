@@ -44,10 +44,13 @@ class _Form:
         """The segment whose span (its start to its end, inclusive) holds byte `pos`."""
         return max(bisect.bisect_right(self.starts, pos) - 1, 0)
 
+    def end(self, i: int) -> int:
+        """Where segment i ends in the bytes (the NUL after it, or their end)."""
+        return self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.data)
+
     def segment(self, i: int) -> str:
         """The text of segment i."""
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.data)
-        return self.data[self.starts[i] : end].decode("utf-8")
+        return self.data[self.starts[i] : self.end(i)].decode("utf-8")
 
 
 def _encoded_join(pieces: Sequence[str]) -> _Form | None:
@@ -188,24 +191,23 @@ def _canonical_paths(pieces: Sequence[str]) -> list[str]:
 
 # How each form is derived: from the raw join, or from another form (as normalize.py derives it:
 # full_normalise(t) = _full_from_clean(clean(t)), skeleton_casefold(t) = skeleton_key(t).casefold()).
-# (The path forms' transform is each text's; `Joins.text` makes them with `_canonical_paths`.)
 _TRANSFORMS: dict[str, tuple[str, Callable[[str], str]]] = {
     "format": ("raw", strip_format_chars), "tags": ("raw", decode_tag_chars), "nfkc": ("raw", nfkc),
     "casefold": ("raw", casefold), "cleaned": ("raw", clean), "normalised": ("cleaned", _full_from_clean),
     "skeleton": ("raw", skeleton_key), "skeleton-casefold": ("skeleton", casefold),
-    "path": ("cleaned", _canonical_path_kept), "path-casefold": ("normalised", _canonical_path_kept),
 }
-# The path forms: derived by `_canonical_paths` (a URL token runs on past a NUL), and most texts leave
-# them as their source is, whose join then serves them too.
-_PATH_FORMS = frozenset({"path", "path-casefold"})
+# The path forms, by the form each is derived from: by `_canonical_paths` (a URL token runs on past
+# a NUL), and most texts leave them as their source is, whose join then serves them too.
+_PATH_SOURCES = {"path": "cleaned", "path-casefold": "normalised"}
 # On ASCII text: the transforms that leave it as it is, and those that lower-case it.
 _ASCII_SAME = frozenset({"format", "tags", "nfkc", "cleaned"})
 _ASCII_LOWER = frozenset({"casefold", "normalised"})
 
 
 class Joins:
-    """Pieces joined by NUL, and each form of the join (a name of _TRANSFORMS), derived when first
-    asked: each transform once over the join (`_each`), the path forms by `_canonical_paths`.
+    """Pieces joined by NUL, and each form of the join (a name of _TRANSFORMS or _PATH_SOURCES),
+    derived when first asked: each transform once over the join (`_each`), the path forms by
+    `_canonical_paths`.
 
     A piece one of whose transforms meets a limit (LimitUnknown) is "" in that form and its index
     goes into `unknown`: the caller tests its text on its own. So is a piece `left_out`, in the
@@ -275,7 +277,7 @@ class Joins:
             got = None if path is None else self.form("casefold") if path is raw else _Form(path.data.lower(), path.starts)
         else:
             pieces = self.text(name)
-            source = _TRANSFORMS[name][0] if name in _PATH_FORMS else None
+            source = _PATH_SOURCES.get(name)
             if pieces == self.pieces:  # (the transforms give back an unchanged text itself: cheap)
                 got = raw
             elif source is not None and pieces == self.text(source):
@@ -292,10 +294,10 @@ class Joins:
             return self.pieces
         got = self._texts.get(name)
         if got is None:
-            source, transform = _TRANSFORMS[name]
-            if name in _PATH_FORMS:
-                got = _canonical_paths(self._source(source))
+            if name in _PATH_SOURCES:
+                got = _canonical_paths(self._source(_PATH_SOURCES[name]))
             else:
+                source, transform = _TRANSFORMS[name]
                 got = _each(transform, self._source(source), self.unknown)
             self._texts[name] = got
         return got

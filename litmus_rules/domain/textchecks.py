@@ -19,11 +19,10 @@ from litmus_rules.domain.decoding import (
     unescape_all,
 )
 from litmus_rules.domain.grouped import grouped_text
+from litmus_rules.domain.joins import SEP
 from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.textmemo import transient
 from litmus_rules.domain.transforms import clean
-
-SEP = "\x00"
 
 __all__ = ["CHECKED_CHARS", "CHECKED_ENTRIES", "checked", "checked_many"]
 
