@@ -28,9 +28,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from _helpers import first_one_by_one, search_outcome  # noqa: E402
+from _helpers import first_one_by_one, forget_searches, search_outcome  # noqa: E402
 
-from litmus_rules.domain import decoded_pieces, joined, joins, textmemo  # noqa: E402
 from litmus_rules.domain.matching import collides, first_collision, first_leak, leaks  # noqa: E402
 from litmus_rules.domain.regexes import regex_budget  # noqa: E402
 
@@ -89,18 +88,11 @@ def text(rng: random.Random) -> str:
                        "ｌｃ－５ｆ０ｅ９ａ１ｄ７ｃ３ｂ"])
 
 
-def _fresh() -> None:
-    textmemo.clear_memo()
-    joined._haystacks.clear()
-    decoded_pieces._decoder_memo.clear()
-    joins._path_memo.clear()
-
-
 def _both(one: Callable[[str], Any], many: Callable[[list[str]], Any], texts: list[str]) -> tuple[Any, Any]:
-    _fresh()
+    forget_searches()
     with regex_budget():
         expected = search_outcome(lambda: first_one_by_one(one, texts))
-    _fresh()
+    forget_searches()
     with regex_budget():
         got = search_outcome(lambda: many(texts))
     budget = all(isinstance(x, tuple) and x[:2] == ("raises", "RegexUnknown") for x in (expected, got))

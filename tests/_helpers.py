@@ -102,6 +102,17 @@ def search_outcome(call: Callable[[], Any]) -> Any:
         return ("raises", type(exc).__name__, str(exc))
 
 
+def forget_searches() -> None:
+    """Empty every memo a search of many texts keeps (haystacks, large texts' transforms, decoder
+    outputs, short texts' canonical paths): the next search starts cold."""
+    from litmus_rules.domain import decoded_pieces, joined, joins, textmemo
+
+    textmemo.clear_memo()
+    joined._haystacks.clear()
+    decoded_pieces._decoder_memo.clear()
+    joins._path_memo.clear()
+
+
 def first_one_by_one(test: Callable[[str], Any], texts: list[str]) -> Any:
     """The first text (index, test result) on which `test` succeeds, testing each in turn."""
     for i, text in enumerate(texts):

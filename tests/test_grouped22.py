@@ -8,12 +8,12 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import joined, textmemo
+from litmus_rules.domain import textmemo
 from litmus_rules.domain.grouped import grouped_text, nothing_grouped
 from litmus_rules.domain.joined import Haystack
 from litmus_rules.domain.matching import first_leak, leaks
 
-from _helpers import first_one_by_one, search_outcome
+from _helpers import first_one_by_one, forget_searches, search_outcome
 
 TOKEN = "lc-5f0e9a1d7c3b"
 # pieces of every run the decoder reads (base64 and hex groups, decimal codes, base32, spelt-out
@@ -49,6 +49,5 @@ def test_a_grouped_token_among_them_is_found_where_text_by_text_finds_it() -> No
     texts = [f"arg {1000 + i} say" for i in range(50)] + ["x bGMt NWYw ZTlh MWQ3 YzNi y"] + ["tail"]
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(TOKEN, t), texts))
     assert expected is not None and expected[0] == 50
-    textmemo.clear_memo()
-    joined._haystacks.clear()
+    forget_searches()
     assert search_outcome(lambda: first_leak(TOKEN, texts)) == expected

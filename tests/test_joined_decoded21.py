@@ -20,7 +20,7 @@ from litmus_rules.domain.matching import collides, first_collision, first_leak, 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.regexes import RegexUnknown
 
-from _helpers import first_one_by_one, search_outcome
+from _helpers import first_one_by_one, forget_searches, search_outcome
 
 TOKEN = "lc-5f0e9a1d7c3b"
 # percent-decoding makes U+FFFD of a byte past ASCII: only the percent-encoded token finds this one
@@ -51,13 +51,6 @@ signals_st = st.one_of(
 )
 
 
-def _fresh() -> None:
-    textmemo.clear_memo()
-    joined._haystacks.clear()
-    decoded_pieces._decoder_memo.clear()
-    joins._path_memo.clear()
-
-
 @settings(max_examples=400, deadline=None)
 @given(texts_st, st.sampled_from(TOKENS))
 @example(["plain", "lc\\u002d5f0e9a1d7c3b"], TOKEN)  # only the JSON-unescaped text holds it
@@ -68,7 +61,7 @@ def _fresh() -> None:
 @example(["plain", "x " + _WIDE_PERCENT], WIDE)  # and the percent-encoded one
 def test_the_first_leak_is_the_one_found_text_by_text(texts: list[str], token: str) -> None:
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(token, t), texts))
-    _fresh()
+    forget_searches()
     assert search_outcome(lambda: first_leak(token, texts)) == expected
 
 
@@ -78,7 +71,7 @@ def test_the_first_leak_is_the_one_found_text_by_text(texts: list[str], token: s
 def test_the_first_collision_is_the_one_found_text_by_text(texts: list[str], signal: dict[str, Any],
                                                            min_len: int) -> None:
     expected = search_outcome(lambda: first_one_by_one(lambda t: collides(signal, t, min_len), texts))
-    _fresh()
+    forget_searches()
     assert search_outcome(lambda: first_collision(signal, texts, min_len)) == expected
 
 
@@ -101,7 +94,7 @@ def test_ranked_witnesses_are_those_found_text_by_text(texts: list[str], token: 
     for ranked, test in ((lambda: witnesses.ranked_leaks(token, texts), lambda t: leaks(token, t)),
                          (lambda: witnesses.ranked_collisions(signal, texts), lambda t: collides(signal, t))):
         each = _every_hit(test, texts)
-        _fresh()
+        forget_searches()
         got = search_outcome(ranked)
         if isinstance(got, tuple):  # raised: as the first text tested on its own raises
             first = next((i for i, hit in enumerate(each) if hit is not None), None)
@@ -164,7 +157,7 @@ def test_a_raw_literal_no_plain_text_holds_is_looked_for_in_texts_a_decoder_chan
         assert literal.encode() in probe.escaped
         for text in (f"see {literal}", f"see \\{literal}"):
             texts = ("plain", text, "plain again")
-            _fresh()
+            forget_searches()
             found = joined.first_match(texts, lambda: probe, lambda t: literal in t or None, ("literal", literal))
             assert found == (1, True)
 
@@ -185,7 +178,7 @@ def test_kept_decoder_outputs_and_paths_answer_as_fresh_ones(texts: list[str], t
     """What the decoders make of a text and a short text's canonical path are kept by text
     (`decoded_pieces._decoder_memo`, `joins._path_memo`): a haystack of texts seen before is the one made
     fresh, and so is its search."""
-    _fresh()
+    forget_searches()
     fresh = _joined_state(Haystack(tuple(texts)))
     textmemo.clear_memo()
     kept = _joined_state(Haystack(tuple(texts)))
@@ -211,7 +204,7 @@ def test_decoder_outputs_past_the_budget_make_their_texts_tested_on_their_own(mo
     DECODED_EXTRA more: the texts whose outputs do not fit are tested on their own, and the
     search answers as before."""
     monkeypatch.setattr(joined, "DECODED_EXTRA", 0)
-    _fresh()
+    forget_searches()
     texts = ["plain words"] * 3 + [f"x {_B64} {i} %6C%63 &amp; \\u006c" for i in range(6)] + ["lc\\u002d5f0e9a1d7c3b"]
     hay = Haystack(tuple(texts))
     assert hay.changed == list(range(3, 10))
@@ -227,7 +220,7 @@ def test_decoder_outputs_past_the_budget_make_their_texts_tested_on_their_own(mo
 def test_the_joins_of_small_texts_are_not_kept_by_the_memo_of_large_ones() -> None:
     """The memo of large texts' transforms (textmemo) weighs a result, not its key: a join of
     small texts, made for one call, would be held with every transform of it (`transient`)."""
-    _fresh()
+    forget_searches()
     texts = tuple(f"é {i} x{_B64}x &amp; \\u00e9 ﬁ" for i in range(2000))  # joins past MEMO_MIN
     assert sum(map(len, texts)) > textmemo.MEMO_MIN and all(len(t) < textmemo.MEMO_MIN for t in texts)
     hay = Haystack(texts)

@@ -18,17 +18,12 @@ import litmus_rules
 from litmus_rules.domain import joined, textmemo, transforms
 from litmus_rules.domain.matching import collides, first_collision, first_leak, leaks
 
-from _helpers import base_episode, first_one_by_one, search_outcome
+from _helpers import base_episode, first_one_by_one, forget_searches, search_outcome
 
 TOKEN = "lc-5f0e9a1d7c3b"
 PAST = "\ufdfa" * 4_000 + " words"  # alone: NFKC would add 68 K characters to 4 K, past its limit
 WITHIN = "\ufdfa" * 3_000  # alone: adds 51 K, within the limit of 65,536
 FILLER = "é" * 30_000  # non-ASCII, small enough to be joined (textmemo.MEMO_MIN), no growth
-
-
-def _fresh() -> None:
-    textmemo.clear_memo()
-    joined._haystacks.clear()
 
 
 @pytest.mark.parametrize("texts", [
@@ -39,11 +34,11 @@ def _fresh() -> None:
 ])
 def test_a_text_past_its_own_limit_inside_a_join_within_its_limit_is_unknown(texts: list[str]) -> None:
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(TOKEN, t), texts))
-    _fresh()
+    forget_searches()
     assert search_outcome(lambda: first_leak(TOKEN, texts)) == expected
     signal = {"id": "s", "kind": "substring", "value": TOKEN}
     expected = search_outcome(lambda: first_one_by_one(lambda t: collides(signal, t), texts))
-    _fresh()
+    forget_searches()
     assert search_outcome(lambda: first_collision(signal, texts)) == expected
 
 
@@ -63,7 +58,7 @@ def test_the_rules_see_the_description_past_its_limit_as_unknown() -> None:
     tools = episode["context"]["tools"]
     tools += [{"name": f"t{i}", "description": text, "injected": True}
               for i, text in enumerate([FILLER, FILLER + "a", FILLER + "b", PAST])]
-    _fresh()
+    forget_searches()
     verdict = litmus_rules.load_rules().evaluate(episode)
     assert verdict.verdict == "REJECTED"
     assert any("NFKC would add 68 K characters to a text of 4006 characters" in r.message for r in verdict.reasons)
@@ -74,7 +69,7 @@ def test_the_rules_see_the_description_past_its_limit_as_unknown() -> None:
                 min_size=1, max_size=6))
 def test_first_leak_answers_as_text_by_text(texts: list[str]) -> None:
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(TOKEN, t), texts))
-    _fresh()
+    forget_searches()
     assert search_outcome(lambda: first_leak(TOKEN, texts)) == expected
 
 
@@ -89,7 +84,7 @@ def test_the_texts_past_their_limits_are_taken_apart_and_the_others_stay_joined(
     real = joins._transformed
     monkeypatch.setattr(joins, "_transformed", lambda transform, pieces, i, unknown: alone.append(i) or real(
         transform, pieces, i, unknown))
-    _fresh()
+    forget_searches()
     hay = joined.Haystack(texts)
     assert hay.form("normalised") is not None
     assert hay._joins.unknown == {50, 121}

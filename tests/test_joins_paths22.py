@@ -19,7 +19,7 @@ from litmus_rules.domain.matching import collides, first_collision, first_leak, 
 from litmus_rules.domain.paths import canonical_path
 from litmus_rules.domain.textmemo import MEMO_MIN
 
-from _helpers import first_one_by_one, search_outcome
+from _helpers import first_one_by_one, forget_searches, search_outcome
 
 PIECES = ["/", "\\", "//", "\\\\", ".", "..", "./", "../", ".\\", ":", "C:", "c:\\", "D:/", "file:", "FILE:",
           "file://", "file://localhost", "://", "http://h", "https://x/", "hTtP://", "~", "~/", "%2e", "%2E%2e",
@@ -76,8 +76,7 @@ def test_a_large_text_tested_on_its_own_is_left_out_of_the_derived_forms(monkeyp
     for every haystack once it could not): the haystack neither derives nor searches them."""
     texts = ("plain words", "x/../y and é", _LARGE, "tail é \\u006c")
     assert len(_LARGE) >= MEMO_MIN
-    textmemo.clear_memo()
-    joined._haystacks.clear()
+    forget_searches()
     canonicalised: list[int] = []
     real = joins.canonical_path
     monkeypatch.setattr(joins, "canonical_path", lambda text: canonicalised.append(len(text)) or real(text))
@@ -96,8 +95,7 @@ def test_searches_with_a_text_left_out_answer_as_text_by_text(at: int, token: st
     texts = ["plain words", "x/../y and é", "tail é \\u006c"]
     texts.insert(at, _LARGE)
     expected = search_outcome(lambda: first_one_by_one(lambda t: leaks(token, t), texts))
-    textmemo.clear_memo()
-    joined._haystacks.clear()
+    forget_searches()
     assert search_outcome(lambda: first_leak(token, texts)) == expected
     signal = {"id": "s", "kind": "substring", "value": token}
     expected = search_outcome(lambda: first_one_by_one(lambda t: collides(signal, t), texts))
