@@ -57,7 +57,7 @@ from litmus_rules.domain.encoded import (  # noqa: F401
     may_hold_encoded_runs,
 )
 from litmus_rules.domain.lazyre import Patterns
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_compiled, utf8
+from litmus_rules.domain.textmemo import memo_large, re2_compiled, re2_in
 from litmus_rules.errors import EvaluationError
 
 
@@ -285,7 +285,7 @@ def _sub_where_found(text: str, found: Any, pattern: re.Pattern[str], replace: C
     finds none in linear time where `re` would try the pattern at every backslash (1 MB of Windows
     paths); a large text is searched in its kept UTF-8."""
     try:
-        if found.search(utf8(text) if len(text) >= MEMO_MIN else text) is None:
+        if not re2_in(found, text):
             return text
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
         pass
@@ -324,7 +324,7 @@ def _may_hold_other_escapes(text: str) -> bool:
     if "\\" not in text and "%u" not in text and "=" not in text:
         return False
     try:
-        return re2_compiled(_OTHER_ESCAPE_RE_SPEC[0]).search(utf8(text) if len(text) >= MEMO_MIN else text) is not None
+        return re2_in(re2_compiled(_OTHER_ESCAPE_RE_SPEC[0]), text)
     except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8
         return other_escapes(text) != text
 

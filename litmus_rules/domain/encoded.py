@@ -24,7 +24,8 @@ from litmus_rules.domain.printable import (  # noqa: F401 - _printable_text: dec
     _printable_many,
     _printable_text,
 )
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options, utf8
+from litmus_rules.domain.re2calls import search_span
+from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_in, re2_module, re2_options, utf8
 
 # --- base64 / hex spans ---------------------------------------------------------------------
 
@@ -364,7 +365,9 @@ def encoded_run_hint() -> Any:
 def may_hold_encoded_runs(text: str | bytes) -> bool:
     """False only when no base64-alphabet run of `text` can decode to a base64 or hex span."""
     try:
-        return encoded_run_hint().search(text) is not None
+        if isinstance(text, bytes):
+            return search_span(encoded_run_hint(), text) is not None
+        return re2_in(encoded_run_hint(), text)
     except UnicodeEncodeError:  # lone surrogates cannot go through RE2's UTF-8: scan with `re`
         return True
 
@@ -434,22 +437,28 @@ def _all_runs(text: str) -> list[str]:
 def _runs_that_may_decode(runs: list[str]) -> list[str]:
     """`runs` but those that give nothing to `_base64_runs` (single-line word-like runs, by its
     first test: lower-case past the first character) nor to `_hex_runs` (no 8 hex digits), in
-    order: the same spans from fewer runs (a text of paths has 30k runs, nearly all of them words).
-    Found by calls into C over all the runs (map, compress, one literal search)."""
+    order: the same spans from fewer runs (a text of paths has 30k runs, nearly all of them words)."""
+    kept = _may_decode_at(runs)
+    return runs if kept is None else list(map(runs.__getitem__, kept))
+
+
+def _may_decode_at(runs: list[str]) -> list[int] | None:
+    """Where `_runs_that_may_decode` keeps a run, in order (None: every run). Found by calls into
+    C over all the runs (map, compress, one literal search): each run is kept or not on its own."""
     n = len(runs)
     keep = set(compress(range(n), map(str.__contains__, runs, repeat("\n"))))
     keep.update(compress(range(n), map(not_, map(str.islower, map(getitem, runs, repeat(slice(1, None)))))))
     if len(keep) == n:  # (a text of base64: its runs)
-        return runs
+        return None
     rest = list(compress(range(n), map(not_, map(keep.__contains__, range(n)))))
     joined = " ".join(map(runs.__getitem__, rest))
     if not joined.isascii():  # pragma: no cover - runs are ASCII
-        return runs
+        return None
     parts = _pattern("_H_RUN").split(joined.translate(_HEX_TO_H))
     if len(parts) > 1:  # the other runs where a hex run starts (none crosses the spaces)
         ends = list(accumulate(map(len, parts)))
         starts = list(accumulate(map((1).__add__, map(len, map(runs.__getitem__, rest))), initial=0))
         keep.update(map(rest.__getitem__, map((-1).__add__, map(bisect_right, repeat(starts), ends[0:-1:2]))))
     if len(keep) == n:
-        return runs
-    return list(map(runs.__getitem__, sorted(keep)))
+        return None
+    return sorted(keep)

@@ -72,7 +72,8 @@ from litmus_rules.domain.grouped import grouped_hint, nothing_grouped
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
-from litmus_rules.domain.textchecks import checked, checked_many
+from litmus_rules.domain.textchecks import checked_many
+from litmus_rules.domain.re2calls import search_span
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import clean
 
@@ -188,9 +189,10 @@ class Haystack:
         # cleaned text, where a hint finds something (`_hinted`; None: every text)
         for source, derive in self._run_sources():
             for check, hinted in zip(("runs", "groups", "markup"), self._hinted(source)):
-                for i in range(len(texts)) if hinted is None else sorted(hinted):
-                    if i not in changed and i not in skip and checked(check, derive(texts[i])):
-                        changed.add(i)
+                candidates = [i for i in (range(len(texts)) if hinted is None else sorted(hinted))
+                              if i not in changed and i not in skip]
+                answers = checked_many(check, [derive(texts[i]) for i in candidates])
+                changed.update(i for i, differs in zip(candidates, answers) if differs)
         return sorted(changed)
 
     def _run_sources(self) -> list[tuple[_Form | None, Callable[[str], str]]]:
@@ -212,7 +214,7 @@ class Haystack:
         if hinted is None:
             runs = set()
             for i in self._hinted_runs(source):
-                if _run8().search(source.data, source.starts[i], source.end(i)) is not None:
+                if search_span(_run8(), source.data, source.starts[i], source.end(i)) is not None:
                     runs.add(i)
             groups = set(self._segments_matching(source, grouped_hint()))
             if len(groups) > 1 and nothing_grouped([source.segment(i) for i in sorted(groups)]):
@@ -297,11 +299,11 @@ class Haystack:
         out = []
         pos = 0
         while True:
-            m = hint.search(raw.data, pos)
-            if m is None:
+            span = search_span(hint, raw.data, pos)
+            if span is None:
                 break
             # a hint may start at the NUL before a segment, but always ends inside one
-            i = raw.segment_at(m.end() - 1)
+            i = raw.segment_at(span[1] - 1)
             out.append(i)
             if i + 1 >= len(raw.starts):
                 break
@@ -397,12 +399,12 @@ class Haystack:
             for j, (form, owner, pattern) in enumerate(searches):
                 if hit_in[j] < k:
                     if owner is None:
-                        m = pattern.search(form.data, form.starts[k])
-                        hit_in[j] = form.segment_at(m.start()) if m is not None else n
+                        span = search_span(pattern, form.data, form.starts[k])
+                        hit_in[j] = form.segment_at(span[0]) if span is not None else n
                     else:
                         p = bisect.bisect_left(owner, k)
-                        m = pattern.search(form.data, form.starts[p]) if p < len(owner) else None
-                        hit_in[j] = owner[form.segment_at(m.start())] if m is not None else n
+                        span = search_span(pattern, form.data, form.starts[p]) if p < len(owner) else None
+                        hit_in[j] = owner[form.segment_at(span[0])] if span is not None else n
                 candidate = min(candidate, hit_in[j])
             while e < len(exact) and exact[e] < k:
                 e += 1

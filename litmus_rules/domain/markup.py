@@ -23,7 +23,7 @@ import functools
 import re
 from typing import Any
 
-from litmus_rules.domain.textmemo import memo_large, re2_module, re2_options, utf8
+from litmus_rules.domain.textmemo import memo_large, re2_in, re2_module, re2_options
 
 MARKUP_MAX = 64  # characters of a tag's attributes or a comment's text
 _W = "[A-Za-z0-9_-]"  # the characters of a token
@@ -55,7 +55,7 @@ def unwrap_markup(text: str) -> str:
         return text
     if len(text) >= HINT_FIRST_MIN:
         try:
-            if markup_hint().search(utf8(text)) is None:
+            if not re2_in(markup_hint(), text):
                 return text
         except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; `re` decides
             pass

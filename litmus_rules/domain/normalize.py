@@ -52,11 +52,12 @@ from litmus_rules.domain.decoding import (  # noqa: F401 - re-exported: the deco
     percent_decode,
     unescape_all,
 )
+from litmus_rules.domain.encoded_spans import SHORT_MAX, decoded_spans
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.markup import unwrap_markup
 from litmus_rules.domain.paths import _canonical_token, canonical_path  # noqa: F401 - re-exported
 from litmus_rules.domain.path_fold import canonical_path_folded
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large
+from litmus_rules.domain.textmemo import memo_large
 from litmus_rules.domain.transforms import (
     _full_from_clean,
     casefold,
@@ -166,30 +167,18 @@ def __getattr__(name: str) -> Any:
 
 @memo_large
 def _base64_text(text: str) -> str:
-    """The decoded base64 spans of `text`, one a line."""
-    return "\n".join(_base64_runs(_runs(text)))
+    """The decoded base64 spans of `text`, one a line (a short text's: kept, encoded_spans.py)."""
+    if len(text) < SHORT_MAX:
+        return "\n".join(decoded_spans(text)[0])
+    return "\n".join(_base64_runs(candidate_runs(text)))
 
 
 @memo_large
 def _hex_text(text: str) -> str:
     """The decoded hex spans of `text`, one a line (hex runs lie inside base64-alphabet runs)."""
-    return "\n".join(_hex_runs(_runs(text)))
-
-
-# The last text's `candidate_runs` (the same object, `is`): the hex decoder reads the runs the
-# base64 one just found. A short text's are not kept otherwise (memo_large), and a tool list holds
-# thousands of short texts: a quarter of their forms' time. (One pair, read and written whole.)
-_last_runs: list[tuple[str | None, list[str]]] = [(None, [])]
-
-
-def _runs(text: str) -> list[str]:
-    last = _last_runs[0]
-    if last[0] is text:
-        return last[1]
-    runs = candidate_runs(text)
-    if len(text) < MEMO_MIN:  # (a large text's are candidate_runs' own memo's)
-        _last_runs[0] = (text, runs)
-    return runs
+    if len(text) < SHORT_MAX:
+        return "\n".join(decoded_spans(text)[1])
+    return "\n".join(_hex_runs(candidate_runs(text)))
 
 
 _DECODERS: tuple[tuple[str, Callable[[str], str]], ...] = (

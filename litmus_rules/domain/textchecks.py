@@ -18,6 +18,7 @@ from litmus_rules.domain.decoding import (
     percent_decode,
     unescape_all,
 )
+from litmus_rules.domain.encoded_spans import SHORT_MAX, decode_many, decoded_spans
 from litmus_rules.domain.grouped import grouped_text
 from litmus_rules.domain.joins import SEP
 from litmus_rules.domain.markup import unwrap_markup
@@ -49,6 +50,8 @@ def _changed_by(decode: Callable[[str], str]) -> Callable[[str], bool]:
 
 
 def _decodes_runs(text: str) -> bool:
+    if len(text) < SHORT_MAX:  # (what a short text's runs decode to is kept: its forms decode them next)
+        return any(decoded_spans(text))
     # the runs `normalize.forms` decodes (kept for a large text, which its forms decode next; [] when
     # a linear-time scan shows that none gives a span)
     runs = candidate_runs(text)
@@ -98,7 +101,12 @@ def checked_many(check: str, texts: Sequence[str]) -> list[bool]:
     percent escape: one call, not 40,000 checks, the memo holding fewer than two haystacks'
     texts); the others are plain, but a non-ASCII one, whose cleaned text the check decodes too
     (`checked`). Text by text where the join meets a limit or its NULs do not come back (a "%00"
-    decoded)."""
+    decoded). For base64 and hex runs, what the short texts' runs decode to is found for all of
+    them at once, and kept (encoded_spans.decode_many: their forms decode them next)."""
+    if check == "runs":
+        decode_many(texts)
+        runs = _CHECKS[check]
+        return [runs(text) if len(text) < SHORT_MAX else checked(check, text) for text in texts]
     decode = _JOINED.get(check)
     if decode is None or len(texts) < JOINED_MIN:
         return [checked(check, text) for text in texts]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from litmus_rules.cache import BoundedCache
+from litmus_rules.domain.re2calls import found
 
 MEMO_MIN = 1 << 15
 MEMO_BYTES = 96 << 20
@@ -112,9 +113,16 @@ def re2_found(pattern: Any, text: str) -> bool:
     the presence tests of a large text encode it once); a lone surrogate, which UTF-8 cannot
     hold, is read as U+FFFD."""
     try:
-        return pattern.search(utf8(text)) is not None
+        return found(pattern, utf8(text))
     except UnicodeEncodeError:
         return pattern.search(_surrogate().sub("\ufffd", text)) is not None
+
+
+def re2_in(pattern: Any, text: str) -> bool:
+    """Whether the compiled RE2 `pattern` matches in `text` read as UTF-8, as the `re2` wrapper
+    reads a str (a large text's kept UTF-8: `utf8`); UnicodeEncodeError for a lone surrogate,
+    which UTF-8 cannot hold (the caller decides what that means)."""
+    return found(pattern, utf8(text) if len(text) >= MEMO_MIN else text.encode("utf-8"))
 
 
 @functools.cache
