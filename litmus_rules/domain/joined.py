@@ -72,8 +72,8 @@ from litmus_rules.domain.grouped import grouped_hint, nothing_grouped
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
-from litmus_rules.domain.textchecks import checked_many
 from litmus_rules.domain.re2calls import search_span
+from litmus_rules.domain.textchecks import checked_many
 from litmus_rules.domain.textmemo import MEMO_MIN, re2_module, re2_options
 from litmus_rules.domain.transforms import clean
 

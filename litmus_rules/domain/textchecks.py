@@ -2,7 +2,8 @@
 runs, grouped encodings, markup inside words), as `joined.Haystack`
 asks it before deriving a text's decoded forms: pure functions of the text, their answers kept by
 text in a bounded memo; for HTML and percent escapes, many texts told at once by one call on
-their join (`checked_many`)."""
+their join, and for base64 and hex runs, by decoding the runs of all of them together
+(`checked_many`)."""
 
 from __future__ import annotations
 
