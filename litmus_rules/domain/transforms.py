@@ -488,8 +488,12 @@ def skeleton_ascii_map() -> bytes:
 # Maximal runs of non-ASCII characters (the split keeps them, at odd indices).
 # str.translate looks every character up in its table (~0.1 us each, a miss dearer than a hit):
 # a text whose UTF-8 is mostly ASCII is mapped with bytes.translate, and only its non-ASCII runs
-# with str.translate, when they take at most 1/DENSE_NON_ASCII of its UTF-8 bytes.
+# with str.translate, when they take at most 1/DENSE_NON_ASCII of its UTF-8 bytes, and (a text
+# from LIST_MIN long) there is at most one run in RUN_CHARS characters: the split costs ~0.25 us a
+# run, the list form of the table ~0.03 us a character (a MB of ASCII text with a combining mark
+# every 4 characters: 150 ms split, 27 ms with the list).
 DENSE_NON_ASCII = 4
+RUN_CHARS = 40
 # Texts from this long are mapped with the list form of the table (`_skeleton_list`), which is
 # built once (~10 ms, ~5 MB) on the first such text; shorter ones with the dict.
 LIST_MIN = 1 << 12
@@ -500,10 +504,24 @@ DENSITY_SAMPLE = 1 << 16
 
 
 def _dense(text: str, data: bytes | None = None) -> bool:
-    """Whether non-ASCII takes more than 1/DENSE_NON_ASCII of the UTF-8 bytes of `text` (`data`)."""
+    """Whether non-ASCII takes more than 1/DENSE_NON_ASCII of the UTF-8 bytes of `text` (`data`),
+    or a text from LIST_MIN long holds more than one run of it in RUN_CHARS characters."""
     if data is None:
         data = text.encode("utf-8", "surrogatepass")
-    return (len(data) - len(text)) * DENSE_NON_ASCII > len(data)
+    extra = len(data) - len(text)
+    if extra * DENSE_NON_ASCII > len(data):
+        return True
+    return extra > 0 and len(text) >= LIST_MIN and _non_ascii_runs(data) * RUN_CHARS > len(text)
+
+
+# UTF-8 bytes as 0 (ASCII) or 1 (part of a non-ASCII character): a run starts at each "\0\1"
+_HIGH_BYTES = bytes.maketrans(bytes(range(256)), bytes(128) + b"\1" * 128)
+
+
+def _non_ascii_runs(data: bytes) -> int:
+    """The maximal runs of non-ASCII characters in UTF-8 `data` (two calls into C)."""
+    high = data.translate(_HIGH_BYTES)
+    return high.count(b"\0\1") + (high[:1] == b"\1")
 
 
 @memo_large
