@@ -116,6 +116,8 @@ def _joined_run(transform: Callable[[str], str], pieces: Sequence[str], run: lis
             continue
         if len(parts) != len(together):
             break
+        if not alone:  # (`together` is `run`: its parts in order)
+            return parts
         done = dict(zip(together, parts))
         done.update((i, _transformed(transform, pieces, i, unknown)) for i in alone)
         return [done[i] for i in run]
