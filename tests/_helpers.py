@@ -104,11 +104,13 @@ def search_outcome(call: Callable[[], Any]) -> Any:
 
 def forget_searches() -> None:
     """Empty every memo a search of many texts keeps (haystacks, large texts' transforms, decoder
-    outputs, short texts' canonical paths and base64 / hex spans): the next search starts cold."""
-    from litmus_rules.domain import decoded_pieces, encoded_spans, joined, joins, textmemo
+    outputs, short texts' canonical paths, base64 / hex spans and grouped spans): the next search
+    starts cold."""
+    from litmus_rules.domain import decoded_pieces, encoded_spans, grouped, joined, joins, textmemo
 
     textmemo.clear_memo()
     encoded_spans.clear_memo()
+    grouped.clear_memo()
     joined._haystacks.clear()
     decoded_pieces._decoder_memo.clear()
     joins._path_memo.clear()

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from litmus_rules.domain import encoded_spans
 from litmus_rules.domain.encoded import _base64_runs, _hex_runs, candidate_runs
+from litmus_rules.domain.textmemo import ShortTextMemo
 
 
 def one_by_one(text: str) -> encoded_spans.Spans:
@@ -60,13 +61,11 @@ def test_what_is_not_decoded_together_is_decoded_alone() -> None:
 
 
 def test_the_memo_stays_within_its_bounds(monkeypatch: Any) -> None:
-    monkeypatch.setattr(encoded_spans, "SPANS_MEMO_ENTRIES", 16)
-    monkeypatch.setattr(encoded_spans, "SPANS_MEMO_CHARS", 400)
-    encoded_spans.clear_memo()
+    monkeypatch.setattr(encoded_spans, "_memo", ShortTextMemo(16, 400))
     texts = [f"arg {i} aGVsbG8gd29ybGQ{i % 10}" for i in range(100)]
     for start in range(0, 100, 10):
         encoded_spans.decode_many(texts[start:start + 10])
-        assert len(encoded_spans._memo) <= 16 and encoded_spans._memo_chars <= 400
+        assert len(encoded_spans._memo) <= 16 and encoded_spans._memo._chars <= 400
     encoded_spans.decode_many(texts)  # more than it holds: nothing kept, each made again when asked
     assert len(encoded_spans._memo) <= 16
     assert [encoded_spans.decoded_spans(text) for text in texts] == [one_by_one(text) for text in texts]

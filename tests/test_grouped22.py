@@ -1,7 +1,8 @@
-"""`grouped.nothing_grouped` (session 22): the grouped decoder on texts joined by NUL decodes the
-runs it decodes in each text on its own, so it makes the same spans (in another order), and
-nothing for all of them exactly where it makes nothing of each. The haystack narrows the texts the
-grouped hint matched (20,000 short texts with a four-digit number and a word) by one such call."""
+"""The grouped decoder on texts joined by NUL decodes the runs it decodes in each text on its own,
+so it makes the same spans (in another order; session 22), and `grouped.grouped_many` (session
+23), which gives each run to its text, makes of each text what `grouped_text` makes of it alone.
+The haystack narrows the texts the grouped hint matched (20,000 short texts with a four-digit
+number and a word) to those the decoder makes something of, by one such call."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.domain import textmemo
-from litmus_rules.domain.grouped import grouped_text, nothing_grouped
+from litmus_rules.domain import grouped
+from litmus_rules.domain.grouped import grouped_many, grouped_text
 from litmus_rules.domain.joined import Haystack
 from litmus_rules.domain.matching import first_leak, leaks
 
@@ -32,9 +34,11 @@ texts_st = st.lists(st.lists(st.sampled_from(PIECES), max_size=16).map("".join),
 def test_the_join_makes_the_spans_of_the_texts(texts: list[str]) -> None:
     with textmemo.transient():
         spans = grouped_text("\0".join(texts))
-    each = [span for text in texts for span in grouped_text(text).split("\n") if span]
+    alone = [grouped_text(text) for text in texts]
+    each = [span for made in alone for span in made.split("\n") if span]
     assert sorted(filter(None, spans.split("\n"))) == sorted(each)
-    assert nothing_grouped(texts) == (not each)
+    grouped.clear_memo()
+    assert grouped_many(texts) == alone
 
 
 def test_texts_the_hint_takes_for_groups_are_plain_when_the_join_makes_nothing() -> None:
@@ -51,3 +55,13 @@ def test_a_grouped_token_among_them_is_found_where_text_by_text_finds_it() -> No
     assert expected is not None and expected[0] == 50
     forget_searches()
     assert search_outcome(lambda: first_leak(TOKEN, texts)) == expected
+
+
+def test_the_spans_of_a_text_come_kind_by_kind() -> None:
+    # hex groups, then decimal codes, then base32, whatever their order in the text (as before
+    # session 23's rewrite of grouped_text around the kinds), alone and among other texts
+    text = "108, 99, 45, 53, 102, 48 then 6c:63:2d:35:66:30:65 then NRRS2NLGGBSTSYJR"
+    grouped.clear_memo()
+    assert grouped_text(text) == "lc-5f0e\nlc-5f0\nlc-5f0e9a1"
+    grouped.clear_memo()
+    assert grouped_many(["x", text, "bGMt NWYw ZTlh MWQ3 YzNi"]) == ["", "lc-5f0e\nlc-5f0\nlc-5f0e9a1", "lc-5f0e9a1d7c3b"]

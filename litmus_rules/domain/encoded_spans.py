@@ -33,6 +33,7 @@ from litmus_rules.domain.encoded import (
     candidate_runs,
     may_hold_encoded_runs,
 )
+from litmus_rules.domain.textmemo import ShortTextMemo
 
 Spans = tuple[tuple[str, ...], tuple[str, ...]]  # (base64 spans, hex spans), in the text's order
 
@@ -44,8 +45,7 @@ MANY_MIN = 8
 # SPANS_MEMO_CHARS characters of them (their spans are shorter still): ~8 MB at most.
 SPANS_MEMO_ENTRIES = 1 << 15
 SPANS_MEMO_CHARS = 1 << 22
-_memo: dict[str, Spans] = {}
-_memo_chars = 0
+_memo: ShortTextMemo[Spans] = ShortTextMemo(SPANS_MEMO_ENTRIES, SPANS_MEMO_CHARS)
 
 # Every byte outside the base64 alphabet as a space but NUL, which separates the texts.
 _NOT_RUN_TO_SPACE_BUT_NUL = bytes.maketrans(
@@ -61,7 +61,7 @@ def decoded_spans(text: str) -> Spans:
     runs = candidate_runs(text)
     made = (tuple(_base64_runs(runs)), tuple(_hex_runs(runs)))
     if len(text) < SHORT_MAX:
-        _keep([text], [made])
+        _memo.keep([text], [made])
     return made
 
 
@@ -104,23 +104,9 @@ def decode_many(texts: Sequence[str]) -> None:
         for owner, decoded in zip(hex_owners, _hex_found(hex_runs)):
             if decoded is not None:
                 made[owner][1].append(decoded)
-    _keep(todo, [(tuple(b64), tuple(hexes)) for b64, hexes in made])
-
-
-def _keep(texts: list[str], spans: list[Spans]) -> None:
-    global _memo_chars
-    size = sum(map(len, texts))
-    if len(_memo) + len(texts) > SPANS_MEMO_ENTRIES or _memo_chars + size > SPANS_MEMO_CHARS:
-        _memo.clear()
-        _memo_chars = 0
-    if len(texts) > SPANS_MEMO_ENTRIES or size > SPANS_MEMO_CHARS:
-        return  # more than the memo holds: not kept
-    _memo.update(zip(texts, spans))
-    _memo_chars += size
+    _memo.keep(todo, [(tuple(b64), tuple(hexes)) for b64, hexes in made])
 
 
 def clear_memo() -> None:
     """Forget every kept result (tests, benchmarks)."""
-    global _memo_chars
     _memo.clear()
-    _memo_chars = 0

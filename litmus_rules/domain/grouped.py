@@ -37,12 +37,22 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
 from typing import Any
 
 from litmus_rules.domain.encoded import _decode_b64_many, _hex_found
 from litmus_rules.domain.re2calls import spans
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_in, re2_module, re2_options, transient, utf8
+from litmus_rules.domain.textmemo import (
+    MEMO_MIN,
+    ShortTextMemo,
+    memo_large,
+    re2_in,
+    re2_module,
+    re2_options,
+    utf8,
+)
 
 _B = "[A-Za-z0-9+/_-]"
 _SPACE = "[ \\t]+"
@@ -231,40 +241,109 @@ def _escapes(run: str) -> str:
     return "".join(out)
 
 
+# What each kind of run decodes to (in `_RUN_PATTERNS` order): the spans of each of the runs
+# given (None: a span that does not decode), all the runs of a kind at once (one batch of base64
+# and of hex decoding), and the characters its runs start with (a match starts with the character
+# before its run, if any: `_runs`)
+def _b64_spans(runs: list[str]) -> list[list[str | None]]:
+    candidates = [_b64_candidates(run) if run.count("/") <= SLASHES_MAX * len(run) else [] for run in runs]
+    decoded = iter(_decode_b64_many([c for each in candidates for c in each]))
+    return [[next(decoded) for _ in each] for each in candidates]
+
+
+def _hex_spans(runs: list[str]) -> list[list[str | None]]:
+    return [[span] for span in _hex_found([re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run) for run in runs])]
+
+
+def _decimal(run: str) -> str:
+    return "".join(map(chr, map(int, re.findall(r"[0-9]+", run))))
+
+
+def _spaced(run: str) -> str:
+    return run[::2]  # (every separator of a spelt-out token is one character)
+
+
+def _each_run(decode: Callable[[str], str]) -> Callable[[list[str]], list[list[str | None]]]:
+    return lambda runs: [[decode(run)] for run in runs]
+
+
+_KINDS: tuple[tuple[str, Callable[[list[str]], list[list[str | None]]]], ...] = (
+    (_LETTERS + _DIGITS + "+/_-", _b64_spans),
+    (_DIGITS + "ABCDEFabcdef", _hex_spans),
+    (_DIGITS, _each_run(_decimal)),
+    ("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", _each_run(_base32)),
+    (_LETTERS + _DIGITS + "_-", _each_run(_spaced)),
+    ("01", _each_run(_binary)),
+    ("\\&%", _each_run(_escapes)),
+)
+
+
+def _shown(spans: Iterable[str | None]) -> str:
+    return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
+
+
 @memo_large
 def grouped_text(text: str) -> str:
     """The decoded spans of the group runs and base32 runs of `text`, one a line ("" if none)."""
+    hit = _memo.get(text)
+    if hit is not None:
+        return hit
     try:
         if not re2_in(grouped_hint(), text):
             return ""
     except UnicodeEncodeError:  # lone surrogates: look at the runs (below)
         pass
-    b64, hexes, decimals, base32s, spaced, binaries, escapes = _patterns()
-    in_b64, in_hex, in_decimal, in_base32, in_spaced, in_binary, in_escape = _which(text)
-    runs = [joined for run in (_runs(b64, text, _LETTERS + _DIGITS + "+/_-") if in_b64 else ())
-            if run.count("/") <= SLASHES_MAX * len(run) for joined in _b64_candidates(run)]
-    hex_runs = [re.sub(r"0[xX]|[^0-9A-Fa-f]", "", run)
-                for run in (_runs(hexes, text, _DIGITS + "ABCDEFabcdef") if in_hex else ())]
-    spans = _decode_b64_many(runs) + _hex_found(hex_runs)
-    if in_decimal:
-        spans += ["".join(map(chr, map(int, re.findall(r"[0-9]+", run)))) for run in _runs(decimals, text, _DIGITS)]
-    if in_base32:
-        spans += map(_base32, _runs(base32s, text, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"))
-    if in_spaced:  # (every separator of a spelt-out token is one character)
-        spans += [run[::2] for run in _runs(spaced, text, _LETTERS + _DIGITS + "_-")]
-    if in_binary:
-        spans += map(_binary, _runs(binaries, text, "01"))
-    if in_escape:
-        spans += map(_escapes, _runs(escapes, text, "\\&%"))
-    return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
+    spans: list[str | None] = []
+    for pattern, (first, decode), wanted in zip(_patterns(), _KINDS, _which(text)):
+        if wanted:
+            for each in decode(_runs(pattern, text, first)):
+                spans += each
+    out = _shown(spans)
+    if len(text) < SHORT_MAX:
+        _memo.keep([text], [out])
+    return out
 
 
-def nothing_grouped(texts: Sequence[str]) -> bool:
-    """Whether `grouped_text` makes nothing of any of `texts` (none holding a NUL), by one call on
-    their join by NUL: it decodes the same runs, each on its own, as it does in the texts one by one
-    (no run holds a NUL, and a NUL before a text's first run stands where the text's start stood:
-    every run pattern reads both alike), so it makes the same spans, in another order
-    (tests/test_grouped22.py). 20,000 short texts with a number of four digits and a word, which
-    the hint takes for base64 groups: one call, not 20,000."""
-    with transient():  # (the join is made for this call)
-        return not grouped_text("\0".join(texts))
+# What `grouped_text` makes of short texts, kept (as encoded_spans.py keeps base64 and hex): the
+# haystack asks whether it makes anything, and then for what it makes.
+SHORT_MAX = 1 << 12
+GROUPED_MEMO_ENTRIES = 1 << 15
+GROUPED_MEMO_CHARS = 1 << 22
+_memo: ShortTextMemo[str] = ShortTextMemo(GROUPED_MEMO_ENTRIES, GROUPED_MEMO_CHARS)
+
+
+def grouped_many(texts: Sequence[str]) -> list[str]:
+    """`[grouped_text(t) for t in texts]` (none holding a NUL), the runs of all of them found by
+    one scan per kind of their join by NUL and decoded together: no run holds a NUL, and a NUL
+    before a text's first run stands where the text's start stood (every run pattern reads both
+    alike), so each text's runs are those found in it alone, in order; a text where no pattern
+    matches has none, as the hint and `_which` would say. 20,000 short texts with a four-digit
+    number and a base64-looking word (9,000 of which decode as groups): one scan and one batch
+    per kind, not 20,000 calls. Kept for the short texts (`_memo`)."""
+    try:
+        data = "\0".join(texts).encode("utf-8")
+    except UnicodeEncodeError:  # (lone surrogates: each text as `grouped_text` reads it)
+        data = b""
+    if not data or data.count(b"\0") != len(texts) - 1:  # (and a text holding a NUL)
+        return [grouped_text(text) for text in texts]
+    # where each text starts in the join's UTF-8: a run belongs to the text its last byte is in
+    starts = list(accumulate(map((1).__add__, map(len, data.split(b"\0")[:-1])), initial=0))
+    made: list[list[str | None]] = [[] for _ in texts]
+    for pattern, (first, decode) in zip(_patterns(), _KINDS):
+        found = spans(pattern, data)
+        if not found:
+            continue
+        owners = [bisect_right(starts, end - 1) - 1 for _, end in found]
+        runs = [data[start:end].decode() for start, end in found]
+        runs = [run if run[:1] in first else run[1:] for run in runs]
+        for owner, each in zip(owners, decode(runs)):
+            made[owner] += each
+    out = list(map(_shown, made))
+    short = [k for k, text in enumerate(texts) if len(text) < SHORT_MAX]
+    _memo.keep([texts[k] for k in short], [out[k] for k in short])
+    return out
+
+
+def clear_memo() -> None:
+    """Forget every kept result (tests, benchmarks)."""
+    _memo.clear()

@@ -68,7 +68,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoded_pieces import decoder_pieces, skipped
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
-from litmus_rules.domain.grouped import grouped_hint, nothing_grouped
+from litmus_rules.domain.grouped import grouped_hint, grouped_many
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
 from litmus_rules.domain.probes import KEY_FORM, PROBE_MAX_MEM, PagedPattern, Probe, _has_surrogate
@@ -205,8 +205,8 @@ class Haystack:
 
     def _hinted(self, source: _Form | None) -> tuple[set[int] | None, set[int] | None, set[int] | None]:
         """The segments of `source` where the base64/hex, grouped and markup decoders may find
-        something (None: every segment): where their hints match, one scan of the join each.
-        Elsewhere they make nothing of the text (textchecks' checks are false there, and the
+        something (None: every segment): where their hints match, one scan of the join each (the
+        grouped decoder's: those it makes something of). Elsewhere they make nothing of the text (textchecks' checks are false there, and the
         decoders' outputs empty or the text itself: tests/_helpers.assert_hint_finds_changes)."""
         if source is None:
             return None, None, None
@@ -216,9 +216,11 @@ class Haystack:
             for i in self._hinted_runs(source):
                 if search_span(_run8(), source.data, source.starts[i], source.end(i)) is not None:
                     runs.add(i)
-            groups = set(self._segments_matching(source, grouped_hint()))
-            if len(groups) > 1 and nothing_grouped([source.segment(i) for i in sorted(groups)]):
-                groups = set()  # (the hint's superset, narrowed by one exact look at all of them)
+            # (the hint's superset, narrowed to the texts the decoder makes something of: one
+            # decoding of all of them, kept for their decoded forms)
+            hinted_groups = sorted(self._segments_matching(source, grouped_hint()))
+            made = grouped_many([source.segment(i) for i in hinted_groups])
+            groups = {i for i, out in zip(hinted_groups, made) if out}
             hinted = self._hints[id(source)] = (runs, groups, set(self._segments_matching(source, markup_hint())))
         return hinted
 

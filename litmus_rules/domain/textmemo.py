@@ -23,7 +23,7 @@ import functools
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.re2calls import found
@@ -86,6 +86,38 @@ def _kept(key: tuple[str, str], result: R) -> R:
     elif isinstance(result, (list, tuple)):
         weight += sum(sys.getsizeof(x) for x in result if isinstance(x, str))
     return _memo.put(key, result, weight)
+
+
+class ShortTextMemo(Generic[R]):
+    """A memo of a pure function of short texts (encoded_spans.py, grouped.py): a dict, emptied
+    when it would hold more than `entries` texts or `chars` characters of them (it holds the
+    texts, which their episodes would have let go). Filled many texts at a time by the functions
+    that decode many at once; a batch larger than the bounds is not kept."""
+
+    def __init__(self, entries: int, chars: int) -> None:
+        self.entries, self.chars = entries, chars
+        self._data: dict[str, R] = {}
+        self._chars = 0
+        self.get = self._data.get
+
+    def __contains__(self, text: str) -> bool:
+        return text in self._data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def keep(self, texts: list[str], values: list[R]) -> None:
+        size = sum(map(len, texts))
+        if len(self._data) + len(texts) > self.entries or self._chars + size > self.chars:
+            self.clear()
+        if len(texts) > self.entries or size > self.chars:
+            return  # more than the memo holds: not kept
+        self._data.update(zip(texts, values))
+        self._chars += size
+
+    def clear(self) -> None:
+        self._data.clear()
+        self._chars = 0
 
 
 def remember(memoised: Callable[[str], R], text: str, result: R) -> R:
