@@ -8,8 +8,9 @@ generated texts; this script draws lists of texts at the limits, where a join ca
 texts: NFKC growth around transforms.NFKC_MAX_ADDED (U+FDFA runs of 3,000-5,000 among 30 KB
 fillers: session 22 found a short text past its own limit inside a join within the join's limit,
 searched as if known), HTML and percent escapes nested around their layer limits, JSON escapes
-nested, random stacks of encodings (which can grow to tens of MB), large non-ASCII fillers around
-textmemo.MEMO_MIN, and plain, path, fullwidth and upper-case decoys. Each case is run with every
+nested, random stacks of encodings (which can grow to tens of MB; session 23: hex and the grouped
+encodings too), large non-ASCII fillers around textmemo.MEMO_MIN, and plain, path, fullwidth,
+upper-case and grouped-looking decoys; a list holds 2 to 30 texts. Each case is run with every
 memo cleared, both ways inside one regex budget scope (as an evaluation has), and a difference is
 printed with the texts pickled to /tmp. Two outcomes that both run out of a regex's budget count as
 one: the message counts the searches made, and the joined search makes fewer.
@@ -58,16 +59,35 @@ def _json_layers(text: str, layers: int) -> str:
 
 def _stacked(text: str, rng: random.Random) -> str:
     for _ in range(rng.randint(1, 9)):
-        kind = rng.choice(["html", "percent", "json", "base64"])
+        kind = rng.choice(["html", "percent", "json", "base64", "hex", "groups"])
         if kind == "html":
             text = text.replace("&", "&amp;") if "&" in text else "".join("&#%d;" % ord(c) for c in text)
         elif kind == "percent":
             text = "".join("%%%02x" % ord(c) for c in text) if rng.random() < 0.5 else text.replace("%", "%25")
         elif kind == "json":
             text = "".join("\\u%04x" % ord(c) for c in text)
-        else:
+        elif kind == "base64":
             text = base64.b64encode(text.encode()).decode()
+        elif kind == "hex":
+            text = text.encode().hex()
+        else:
+            text = _grouped(text, rng)
     return text
+
+
+def _grouped(text: str, rng: random.Random) -> str:
+    """`text` in one of the encodings grouped.py reads: base64 or hex in groups, decimal codes,
+    spelt out a character at a time."""
+    data = text.encode()
+    kind = rng.choice(["base64", "hex", "decimal", "spaced"])
+    if kind == "base64":
+        encoded = base64.b64encode(data).decode()
+        return " ".join(encoded[k:k + 4] for k in range(0, len(encoded), 4))
+    if kind == "hex":
+        return rng.choice([":", " ", "-"]).join(f"{b:02x}" for b in data)
+    if kind == "decimal":
+        return ", ".join(map(str, data))
+    return " ".join(text)
 
 
 def text(rng: random.Random) -> str:
@@ -80,11 +100,14 @@ def text(rng: random.Random) -> str:
         return "x " + _percent_layers(TOKEN, rng.choice([14, 15, 16, 17])) + " y"
     if roll < 0.55:
         return "x " + _json_layers(TOKEN, rng.choice([1, 2, 3, 4])) + " y"
-    if roll < 0.75:
+    if roll < 0.7:
         return "x " + _stacked(TOKEN, rng) + " y"
+    if roll < 0.75:
+        return rng.choice(["arg ", "", "1000 "]) + _grouped(rng.choice([TOKEN, TOKEN[:6], "hello world"]), rng)
     if roll < 0.85:
         return "é" * rng.choice([10, 3000, 20000, 30000, 33000]) + rng.choice(["", "a", " " + TOKEN])
     return rng.choice(["plain", "C:\\dir\\x", "a/../b", "1000 say", "&amp;", "%41", "\\u0041", TOKEN.upper(),
+                       "arg 1000 aGVsbG8gd29ybGQ0 y", "6c:63:2d", "QUFf MDAw",
                        "ｌｃ－５ｆ０ｅ９ａ１ｄ７ｃ３ｂ"])
 
 
@@ -114,7 +137,8 @@ def main() -> None:
     ]
     began, cases, differences = time.monotonic(), 0, 0
     while time.monotonic() - began < args.seconds:
-        texts = [text(rng) for _ in range(rng.randint(2, 9))]
+        # (lists of 8 texts or more: the decoders decode many texts at once, encoded_spans.py)
+        texts = [text(rng) for _ in range(rng.randint(2, 9) if rng.random() < 0.7 else rng.randint(10, 30))]
         for name, one, many in checks:
             expected, got = _both(one, many, texts)
             if expected != got:
