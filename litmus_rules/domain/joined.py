@@ -68,6 +68,7 @@ from typing import Any, TypeVar
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoded_pieces import decoder_pieces, skipped
 from litmus_rules.domain.decoding import LimitUnknown, encoded_run_hint
+from litmus_rules.domain.grouped import SHORT_MAX as GROUPED_SHORT
 from litmus_rules.domain.grouped import grouped_hint, grouped_many
 from litmus_rules.domain.joins import _PLUS_ONE, SEP, Joins, _encoded_join, _Form
 from litmus_rules.domain.markup import markup_hint
@@ -216,11 +217,13 @@ class Haystack:
             for i in self._hinted_runs(source):
                 if search_span(_run8(), source.data, source.starts[i], source.end(i)) is not None:
                     runs.add(i)
-            # (the hint's superset, narrowed to the texts the decoder makes something of: one
-            # decoding of all of them, kept for their decoded forms)
-            hinted_groups = sorted(self._segments_matching(source, grouped_hint()))
-            made = grouped_many([source.segment(i) for i in hinted_groups])
-            groups = {i for i, out in zip(hinted_groups, made) if out}
+            # (the hint's superset, narrowed to the short texts the decoder makes something of:
+            # one decoding of all of them, kept for their decoded forms; a large text's own
+            # forms decode it, once)
+            groups = set(self._segments_matching(source, grouped_hint()))
+            short = sorted(i for i in groups if source.end(i) - source.starts[i] < GROUPED_SHORT)
+            made = grouped_many([source.segment(i) for i in short])
+            groups.difference_update(i for i, out in zip(short, made) if not out)
             hinted = self._hints[id(source)] = (runs, groups, set(self._segments_matching(source, markup_hint())))
         return hinted
 
