@@ -30,7 +30,8 @@ decoded only when it looks encoded, and what any run decodes to is kept only whe
   punctuation, if printable).
 
 Linear: RE2 scans find the runs; `grouped_hint` finds, in a join of texts, every text that may give
-a span (joined.py tells plain texts apart with it).
+a span (joined.py tells plain texts apart with it), and `grouped_many` decodes the runs of many short
+texts at once (one scan of their join per kind of run), to what each alone makes.
 """
 
 from __future__ import annotations
@@ -241,10 +242,6 @@ def _escapes(run: str) -> str:
     return "".join(out)
 
 
-# What each kind of run decodes to (in `_RUN_PATTERNS` order): the spans of each of the runs
-# given (None: a span that does not decode), all the runs of a kind at once (one batch of base64
-# and of hex decoding), and the characters its runs start with (a match starts with the character
-# before its run, if any: `_runs`)
 def _b64_spans(runs: list[str]) -> list[list[str | None]]:
     candidates = [_b64_candidates(run) if run.count("/") <= SLASHES_MAX * len(run) else [] for run in runs]
     decoded = iter(_decode_b64_many([c for each in candidates for c in each]))
@@ -267,6 +264,10 @@ def _each_run(decode: Callable[[str], str]) -> Callable[[list[str]], list[list[s
     return lambda runs: [[decode(run)] for run in runs]
 
 
+# Each kind of run (in `_RUN_PATTERNS` order): the characters its runs start with (a match starts
+# with the character before its run, if any: `_runs`), and what it decodes the runs given to: the
+# spans of each run (None: a span that does not decode), all the runs of a kind at once (one batch
+# of base64 and of hex decoding)
 _KINDS: tuple[tuple[str, Callable[[list[str]], list[list[str | None]]]], ...] = (
     (_LETTERS + _DIGITS + "+/_-", _b64_spans),
     (_DIGITS + "ABCDEFabcdef", _hex_spans),
@@ -280,6 +281,14 @@ _KINDS: tuple[tuple[str, Callable[[list[str]], list[list[str | None]]]], ...] = 
 
 def _shown(spans: Iterable[str | None]) -> str:
     return "\n".join(span for span in spans if span is not None and _reads_as_text(span))
+
+
+# What `grouped_text` makes of short texts, kept (as encoded_spans.py keeps base64 and hex): the
+# haystack asks whether it makes anything, and then for what it makes.
+SHORT_MAX = 1 << 12
+GROUPED_MEMO_ENTRIES = 1 << 15
+GROUPED_MEMO_CHARS = 1 << 22
+_memo: ShortTextMemo[str] = ShortTextMemo(GROUPED_MEMO_ENTRIES, GROUPED_MEMO_CHARS)
 
 
 @memo_large
@@ -302,14 +311,6 @@ def grouped_text(text: str) -> str:
     if len(text) < SHORT_MAX:
         _memo.keep([text], [out])
     return out
-
-
-# What `grouped_text` makes of short texts, kept (as encoded_spans.py keeps base64 and hex): the
-# haystack asks whether it makes anything, and then for what it makes.
-SHORT_MAX = 1 << 12
-GROUPED_MEMO_ENTRIES = 1 << 15
-GROUPED_MEMO_CHARS = 1 << 22
-_memo: ShortTextMemo[str] = ShortTextMemo(GROUPED_MEMO_ENTRIES, GROUPED_MEMO_CHARS)
 
 
 def grouped_many(texts: Sequence[str]) -> list[str]:

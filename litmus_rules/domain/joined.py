@@ -207,8 +207,9 @@ class Haystack:
     def _hinted(self, source: _Form | None) -> tuple[set[int] | None, set[int] | None, set[int] | None]:
         """The segments of `source` where the base64/hex, grouped and markup decoders may find
         something (None: every segment): where their hints match, one scan of the join each (the
-        grouped decoder's: those it makes something of). Elsewhere they make nothing of the text (textchecks' checks are false there, and the
-        decoders' outputs empty or the text itself: tests/_helpers.assert_hint_finds_changes)."""
+        grouped decoder's, among short texts: those it makes something of). Elsewhere they make
+        nothing of the text (textchecks' checks are false there, and the decoders' outputs empty
+        or the text itself: tests/_helpers.assert_hint_finds_changes)."""
         if source is None:
             return None, None, None
         hinted = self._hints.get(id(source))
