@@ -33,7 +33,8 @@ of dense non-ASCII paths, each through NFKC, the skeleton and path canonicalisat
 20,000 schema properties with a path in each, with a Windows path in each (texts that path
 canonicalisation and the JSON decoder change, joined: session 21), and with "é" in each but one,
 which holds 4,000 U+FDFA: past its own NFKC limit, though the join of them all is within its own
-(session 22: rejected, its NFKC forms unknown).
+(session 22: rejected, its NFKC forms unknown); and 20,000 with a base64-looking token each, 9,000
+of which ("arg 1000 aGVs...") also read as base64 groups (session 23: their runs decoded together).
 Printed per row, each the
 min of --repeats runs, each run on a fresh copy of the episode with new canaries, signal values and
 texts (the built-ins cache the forms of texts they have seen: a run never reuses them):
@@ -281,6 +282,12 @@ def episodes() -> list[tuple[str, dict[str, Any]]]:
     properties["p77"]["description"] = "\ufdfa" * 4_000 + " words"
     ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": properties}
     rows.append(("20,000 properties, one of 4,000 U+FDFA", ep))
+    # (session 23) texts whose base64 runs and grouped encodings decode, each decoded on its own
+    # (~20 us a text): 1.8-1.95 s; their runs decoded together now (encoded_spans.py, grouped_many)
+    ep = _base(32)
+    ep["context"]["tools"][0]["input_schema"] = {"type": "object", "properties": {
+        f"p{i}": {"type": "string", "description": f"arg {i} aGVsbG8gd29ybGQ{i % 10} y"} for i in range(20_000)}}
+    rows.append(("20,000 properties, a base64 token each", ep))
     return rows
 
 

@@ -75,13 +75,13 @@ def decode_many(texts: Sequence[str]) -> None:
     made: list[tuple[list[str], list[str]]] = [([], []) for _ in todo]
     # the base64-alphabet runs of every text (`encoded._all_runs`), with the text of each: NUL
     # words between the texts count them
-    words = "\0".join(todo).encode("ascii", "replace").translate(_NOT_RUN_TO_SPACE_BUT_NUL)
-    words_split = words.replace(_NUL, b" \0 ").split()
-    owner_of_word = list(accumulate(map(_NUL.__eq__, words_split)))
-    long = list(map(le, repeat(8), map(len, words_split)))
-    runs = list(map(bytes.decode, compress(words_split, long)))
+    data = "\0".join(todo).encode("ascii", "replace").translate(_NOT_RUN_TO_SPACE_BUT_NUL)
+    words = data.replace(_NUL, b" \0 ").split()
+    owner_of_word = list(accumulate(map(_NUL.__eq__, words)))
+    long = list(map(le, repeat(8), map(len, words)))
+    runs = list(map(bytes.decode, compress(words, long)))
     owners = list(compress(owner_of_word, long))
-    del words, words_split, owner_of_word, long
+    del data, words, owner_of_word, long
     # those of texts the hint rules out are dropped (`candidate_runs` gives them none)
     ruled_out = {k for k, text in enumerate(todo) if not may_hold_encoded_runs(text)}
     kept = _may_decode_at(runs)

@@ -4,9 +4,10 @@ The `re2` wrapper's `search` makes a generator and a match object per call (~2.5
 that ask many small questions (is a hint in this segment of a join? in this short text?) make
 tens of thousands of calls an episode, and spent more time in the wrapper than in RE2. On bytes,
 the wrapper's search is one call of `pattern._regexp.Match(anchor, data, pos, endpos)` with its
-bounds clamped (~0.7 us): `search_span` makes that call itself. The entry point is not public, so
-it is used only where it gives what the wrapper gives (`_direct_calls_agree`, asked once per
-process); elsewhere the wrapper is called, to the same result.
+bounds clamped (~0.7 us): `search_span` makes that call itself, and `spans` one per match. The
+entry point is not public, so it is used only where it gives what the wrapper gives
+(`_direct_calls_agree`, asked once per process); elsewhere the wrapper is called, to the same
+result.
 """
 
 from __future__ import annotations
