@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litmus_rules.domain import encoded, partial, path_roles, paths
+from litmus_rules.domain.textmemo import ShortTextMemo
 
 # --- the former implementations (the oracle) -------------------------------------------------
 
@@ -70,14 +71,11 @@ _TEXT = st.one_of(_ASCII_TEXT, st.lists(st.one_of(st.sampled_from(_PIECES + _NON
 
 
 @pytest.fixture(autouse=True)
-def _fresh_memos() -> Any:
-    saved = paths._dense_memo.copy(), paths._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN
-    paths._dense_memo.clear()
+def _fresh_memos(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(paths, "_dense_memo", ShortTextMemo(paths.DENSE_MEMO_RUNS, paths.DENSE_MEMO_CHARS))
+    monkeypatch.setattr(partial, "GRAM_SCAN_RE2_MIN", partial.GRAM_SCAN_RE2_MIN)
     paths._canonical_memo.clear()
     yield
-    paths._dense_memo.clear()
-    paths._dense_memo.update(saved[0])
-    paths._dense_memo_chars, partial.GRAM_SCAN_RE2_MIN = saved[1], saved[2]
 
 
 # --- paths -------------------------------------------------------------------------------------
@@ -102,14 +100,16 @@ def test_long_dense_texts_are_canonicalised_as_before(parts: list[str]) -> None:
     assert paths.canonical_path(text) == old_canonical_path(text)
 
 
-@pytest.mark.parametrize("bound", ["DENSE_MEMO_CHARS", "DENSE_MEMO_RUNS"])
+@pytest.mark.parametrize("bound", ["chars", "runs"])
 def test_the_memo_is_emptied_past_its_bounds(monkeypatch: pytest.MonkeyPatch, bound: str) -> None:
-    monkeypatch.setattr(paths, bound, 40 if bound == "DENSE_MEMO_CHARS" else 5)
+    memo: ShortTextMemo[str] = ShortTextMemo(5 if bound == "runs" else paths.DENSE_MEMO_RUNS,
+                                             40 if bound == "chars" else paths.DENSE_MEMO_CHARS)
+    monkeypatch.setattr(paths, "_dense_memo", memo)
     texts = [f"/a{k}/../b{k} ./c{k}//d/ C:\\e{k}" for k in range(6)] + ["x/./y " * 3 + "/z/.. " * 4]
     for text in texts + texts:
         assert paths._canonical_dense(text) == old_canonical_path(text)
-        assert sum(map(len, paths._dense_memo)) <= paths.DENSE_MEMO_CHARS
-        assert len(paths._dense_memo) <= paths.DENSE_MEMO_RUNS
+        assert sum(map(len, memo._data)) <= memo.chars
+        assert len(memo) <= memo.entries
 
 
 def test_long_runs_are_not_remembered() -> None:

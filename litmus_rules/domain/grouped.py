@@ -38,12 +38,11 @@ from __future__ import annotations
 
 import functools
 import re
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from itertools import accumulate
 from typing import Any
 
 from litmus_rules.domain.encoded import _decode_b64_many, _hex_found
+from litmus_rules.domain.joins import _encoded_join
 from litmus_rules.domain.re2calls import spans
 from litmus_rules.domain.textmemo import (
     MEMO_MIN,
@@ -322,20 +321,19 @@ def grouped_many(texts: Sequence[str]) -> list[str]:
     number and a base64-looking word (9,000 of which decode as groups): one scan and one batch
     per kind, not 20,000 calls. Kept for the short texts (`_memo`)."""
     try:
-        data = "\0".join(texts).encode("utf-8")
+        join = _encoded_join(texts)
     except UnicodeEncodeError:  # (lone surrogates: each text as `grouped_text` reads it)
-        data = b""
-    if not data or data.count(b"\0") != len(texts) - 1:  # (and a text holding a NUL)
+        join = None
+    if join is None:  # (and a text holding a NUL)
         return [grouped_text(text) for text in texts]
-    # where each text starts in the join's UTF-8: a run belongs to the text its last byte is in
-    starts = list(accumulate(map((1).__add__, map(len, data.split(b"\0")[:-1])), initial=0))
     made: list[list[str | None]] = [[] for _ in texts]
     for pattern, (first, decode) in zip(_patterns(), _KINDS):
-        found = spans(pattern, data)
+        found = spans(pattern, join.data)
         if not found:
             continue
-        owners = [bisect_right(starts, end - 1) - 1 for _, end in found]
-        runs = [data[start:end].decode() for start, end in found]
+        # a run belongs to the text its last byte is in (it may start at the NUL before it)
+        owners = [join.segment_at(end - 1) for _, end in found]
+        runs = [join.data[start:end].decode() for start, end in found]
         runs = [run if run[:1] in first else run[1:] for run in runs]
         for owner, each in zip(owners, decode(runs)):
             made[owner] += each

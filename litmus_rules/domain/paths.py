@@ -23,13 +23,13 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import accumulate, compress, repeat
-from operator import is_, is_not, lt, ne, not_, or_
+from operator import is_, is_not, le, lt, ne, not_, or_
 from typing import Any
 
 from litmus_rules.domain.encoded import RUN_MEMO_ENTRIES
 from litmus_rules.domain.lazyre import Patterns
 from litmus_rules.domain.path_roles import originals, stand_ins, table_loaded
-from litmus_rules.domain.textmemo import MEMO_MIN, memo_large, re2_module, re2_options
+from litmus_rules.domain.textmemo import MEMO_MIN, ShortTextMemo, memo_large, re2_module, re2_options
 
 
 def _spec(pattern: str, flags: int = 0) -> tuple[str, int]:
@@ -531,8 +531,7 @@ _DENSE_LINE_SPEC = _spec(
 # with more is not remembered): ~10 MB at most.
 DENSE_MEMO_CHARS = 1 << 22
 DENSE_MEMO_RUNS = 1 << 16
-_dense_memo: dict[str, str] = {}
-_dense_memo_chars = 0
+_dense_memo: ShortTextMemo[str] = ShortTextMemo(DENSE_MEMO_RUNS, DENSE_MEMO_CHARS)
 
 
 def _canonical_dense(text: str) -> str:
@@ -609,18 +608,10 @@ def _dense_parts(text: str) -> list[str]:
 def _remember(runs: list[str], canonical: list[str]) -> None:
     """Put the runs up to RUN_MEMO_MAX characters and their canonical forms in the dense memo,
     emptied first if they would not fit (none if they cannot)."""
-    global _dense_memo_chars
-    size = sum(map(len, runs))
-    if _dense_memo_chars + size > DENSE_MEMO_CHARS or len(_dense_memo) + len(runs) > DENSE_MEMO_RUNS:
-        _dense_memo.clear()
-        _dense_memo_chars = 0
-    if size > DENSE_MEMO_CHARS or len(runs) > DENSE_MEMO_RUNS:
-        return  # more than the memo holds: not remembered
-    if max(map(len, runs)) <= RUN_MEMO_MAX:
-        _dense_memo.update(zip(runs, canonical))
-    else:
-        _dense_memo.update((run, c) for run, c in zip(runs, canonical) if len(run) <= RUN_MEMO_MAX)
-    _dense_memo_chars += size
+    if max(map(len, runs)) > RUN_MEMO_MAX:
+        short = list(map(le, map(len, runs), repeat(RUN_MEMO_MAX)))
+        runs, canonical = list(compress(runs, short)), list(compress(canonical, short))
+    _dense_memo.keep(runs, canonical)
 
 
 def _put(out: list[Any], at: list[int], values: list[Any]) -> None:

@@ -89,10 +89,11 @@ def _kept(key: tuple[str, str], result: R) -> R:
 
 
 class ShortTextMemo(Generic[R]):
-    """A memo of a pure function of short texts (encoded_spans.py, grouped.py): a dict, emptied
-    when it would hold more than `entries` texts or `chars` characters of them (it holds the
-    texts, which their episodes would have let go). Filled many texts at a time by the functions
-    that decode many at once; a batch larger than the bounds is not kept."""
+    """A memo of a pure function of short texts (encoded_spans.py, grouped.py, the runs of dense
+    path texts in paths.py): a dict, emptied when it would hold more than `entries` texts or
+    `chars` characters of them (it holds the texts, which their episodes would have let go).
+    Filled many texts at a time by the functions that decode many at once; a batch larger than
+    the bounds is not kept."""
 
     def __init__(self, entries: int, chars: int) -> None:
         self.entries, self.chars = entries, chars
@@ -145,7 +146,7 @@ def re2_found(pattern: Any, text: str) -> bool:
     the presence tests of a large text encode it once); a lone surrogate, which UTF-8 cannot
     hold, is read as U+FFFD."""
     try:
-        return found(pattern, utf8(text))
+        return re2_in(pattern, text)
     except UnicodeEncodeError:
         return pattern.search(_surrogate().sub("\ufffd", text)) is not None
 
