@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import litmus_rules
-from litmus_rules.domain import formcache, joins, normalize, textmemo, transforms, witnesses
+from litmus_rules.domain import formcache, joins, nfkc_growth, normalize, textmemo, transforms, witnesses
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.matching import leaks
 
@@ -36,7 +36,7 @@ def test_the_growth_table_is_the_unicode_databases():
     below `_GROWERS_BELOW`; no character gives more than `_MAX_GROWTH`, and none more than four
     under canonical decomposition, whatever follows it (read over every code point of the running
     Unicode database)."""
-    table, _ = transforms._growers()
+    table, _ = nfkc_growth._growers()
     found, most = {}, 0
     for cp in range(0x110000):
         if 0xD800 <= cp < 0xE000:
@@ -46,9 +46,9 @@ def test_the_growth_table_is_the_unicode_databases():
         most = max(most, n)
         if n >= 4:
             found[chr(cp)] = n - 1
-            assert cp < transforms._GROWERS_BELOW, hex(cp)
+            assert cp < nfkc_growth._GROWERS_BELOW, hex(cp)
     assert table == found
-    assert most == transforms._MAX_GROWTH
+    assert most == nfkc_growth._MAX_GROWTH
     assert len(unicodedata.normalize("NFKC", LIGATURE)) == ADDED + 1
 
 
@@ -94,7 +94,7 @@ def test_within_the_limit_nfkc_is_unicodes(pieces, repeat):
         got = transforms.nfkc(text)
     except LimitUnknown:
         # refused only past the bound: what the large growers add is more than allowed
-        table, _ = transforms._growers()
+        table, _ = nfkc_growth._growers()
         added = sum(table.get(c, 0) for c in text)
         assert added > max(len(text), transforms.NFKC_MAX_ADDED)
         return

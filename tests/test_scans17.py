@@ -14,7 +14,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from litmus_rules.domain import decoding, grouped, lazyre, markup, transforms
+from litmus_rules.domain import decoding, grouped, lazyre, markup, nfkc_growth
 from litmus_rules.domain.textmemo import re2_compiled
 
 # ---- the former spellings ----------------------------------------------------------------------
@@ -108,17 +108,17 @@ def test_base32_runs_decode_as_the_stdlib_decodes_them(core: str) -> None:
     assert grouped._base32(core + "===") == base64.b32decode(data).decode("utf-8", "replace")
 
 
-_GROWERS = sorted(transforms._growers()[0])
+_GROWERS = sorted(nfkc_growth._growers()[0])
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(_GROWERS), st.sampled_from(["a", "é", "中", "\ufb01", "😀", " "])),
-                max_size=40).map("".join), st.sampled_from([0, 1, 3, transforms.GROWERS_FOUND_MAX]))
+                max_size=40).map("".join), st.sampled_from([0, 1, 3, nfkc_growth.GROWERS_FOUND_MAX]))
 def test_what_the_growers_add_is_counted_either_way(text: str, found_max: int) -> None:
-    growers = transforms._growers()[0]
-    saved = transforms.GROWERS_FOUND_MAX
-    transforms.GROWERS_FOUND_MAX = found_max  # 0: every text with a grower counted grower by grower
+    growers = nfkc_growth._growers()[0]
+    saved = nfkc_growth.GROWERS_FOUND_MAX
+    nfkc_growth.GROWERS_FOUND_MAX = found_max  # 0: every text with a grower counted grower by grower
     try:
-        assert transforms._growers_add(text) == sum(text.count(c) * added for c, added in growers.items())
+        assert nfkc_growth._growers_add(text) == sum(text.count(c) * added for c, added in growers.items())
     finally:
-        transforms.GROWERS_FOUND_MAX = saved
+        nfkc_growth.GROWERS_FOUND_MAX = saved

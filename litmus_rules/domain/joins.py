@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from litmus_rules.cache import BoundedCache
 from litmus_rules.domain.decoding import LimitUnknown
 from litmus_rules.domain.paths import canonical_path
+from litmus_rules.domain.nfkc_growth import joined_texts
 from litmus_rules.domain.regexes import _pages as text_pages
 from litmus_rules.domain.textmemo import MEMO_MIN, transient, utf8
 from litmus_rules.domain.transforms import (
@@ -20,7 +21,6 @@ from litmus_rules.domain.transforms import (
     casefold,
     clean,
     decode_tag_chars,
-    joined_texts,
     nfkc,
     skeleton_ascii_map,
     skeleton_key,
@@ -98,7 +98,7 @@ def _each(transform: Callable[[str], str], pieces: Sequence[str], unknown: set[i
 def _joined_run(transform: Callable[[str], str], pieces: Sequence[str], run: list[int],
                 unknown: set[int] | None) -> list[str]:
     """`transform` of the small pieces `run`, in one call on their join; those past a limit of
-    their own (transforms.joined_texts names them) on their own, and the others joined again; every
+    their own (nfkc_growth.joined_texts names them) on their own, and the others joined again; every
     piece on its own when the join meets a limit of its own, or its NULs do not come back."""
     alone: list[int] = []
     for attempt in range(2):
